@@ -1,0 +1,551 @@
+"""Ejecución de una celda de las diapositivas, como lo haría un cuaderno Jupyter.
+
+`run_cell` ejecuta el código de una celda en un espacio de nombres nuevo y
+devuelve sus salidas como datos simples (texto, valor de la última expresión,
+figuras PNG y errores en español). Lo usan dos sitios con el mismo resultado:
+la construcción del mazo (que pre-calcula cada celda con Python nativo) y el
+*worker* de Pyodide en el navegador (que la vuelve a calcular en directo).
+
+Este módulo no importa `js` ni `pyodide`: el navegador le pasa un `on_output`
+para ir mostrando el texto a medida que sale.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import io
+import linecache
+import os
+import struct
+import sys
+import traceback
+import types
+import warnings
+from typing import Any, Callable
+
+__all__ = ["run_cell", "MISSING_PACKAGE_MESSAGE"]
+
+OutputCallback = Callable[[dict], Any]
+
+# Paquetes que el mazo lleva consigo; todo lo demás no existe sin conexión.
+SHIPPED_PACKAGES = ("numpy", "matplotlib", "dpdeck")
+
+MISSING_PACKAGE_MESSAGE = (
+    "El paquete «{name}» no está disponible. Estas diapositivas funcionan sin "
+    "conexión y solo incluyen numpy, matplotlib y dpdeck; no se descarga nada "
+    "de internet."
+)
+INPUT_MESSAGE = (
+    "input() no está disponible en las diapositivas: una celda no puede pedir "
+    "datos por teclado. Escribe el valor directamente en el código, por ejemplo "
+    "«epsilon = 0.5», y vuelve a ejecutar."
+)
+MEMORY_MESSAGE = (
+    "No hay memoria suficiente para esta operación: Python tiene un límite de "
+    "memoria (en el navegador, unos 2 GB). Prueba con un tamaño más pequeño."
+)
+EXIT_MESSAGE = (
+    "La celda llamó a sys.exit() (o exit()). Aquí Python no se puede cerrar: "
+    "la ejecución de la celda terminó en ese punto."
+)
+STOPPED_MESSAGE = "Ejecución detenida."
+OUTPUT_CAP_NOTICE = (
+    "\n[Salida recortada: se muestran los primeros {limit} caracteres; "
+    "el resto se descartó.]\n"
+)
+VALUE_CAP_NOTICE = "\n[Valor recortado: se muestran los primeros {limit} caracteres.]"
+FIGURE_CAP_NOTICE = (
+    "[La celda creó {count} figuras; se muestran las primeras {limit}.]\n"
+)
+
+# One Spanish sentence per common exception, so the first line of an error says
+# in plain words what went wrong before the (English) Python message.
+ERROR_HINTS = {
+    "NameError": (
+        "ese nombre no está definido. Cada celda empieza vacía: importa y "
+        "define en ella todo lo que uses"
+    ),
+    "ZeroDivisionError": "división por cero",
+    "TypeError": "un valor no es del tipo que la operación espera",
+    "ValueError": "un valor no es válido para esta operación",
+    "IndexError": "índice fuera de rango",
+    "KeyError": "esa clave no existe",
+    "AttributeError": "ese objeto no tiene ese atributo o método",
+    "RecursionError": "demasiadas llamadas anidadas (¿una recursión sin fin?)",
+    "AssertionError": "una comprobación con assert no se cumplió",
+    "OverflowError": "el número es demasiado grande",
+    "FloatingPointError": "error de coma flotante",
+    "ImportError": "no se pudo importar ese nombre",
+}
+
+# The figure's pixel size is figsize × this; 120 keeps text crisp on a projector
+# without making every PNG heavy.
+FIGURE_DPI = 120
+# Python collapses runs of identical frames the same way ("[Previous line repeated…]").
+REPEATED_FRAME_LIMIT = 3
+
+
+def run_cell(
+    source: str,
+    *,
+    cell_id: str = "celda",
+    on_output: OutputCallback | None = None,
+    max_output_chars: int = 20_000,
+    max_figures: int = 20,
+) -> dict:
+    """Ejecuta el código de una celda y devuelve sus salidas, como un cuaderno.
+
+    El código corre en un módulo `__main__` nuevo (nada pasa de una celda a
+    otra), con matplotlib en el backend Agg y la configuración de matplotlib
+    restaurada al terminar.
+
+    Devuelve `{"status": "done" | "error" | "stopped", "outputs": [...]}`, cada
+    salida un diccionario simple: `stream` (stdout/stderr, recortado a
+    `max_output_chars` con un aviso), `value` (repr de la última expresión),
+    `figure` (PNG de cada figura creada, como mucho `max_figures`, todas
+    cerradas al final) y `error` (mensaje en español y traza limitada a las
+    líneas de la celda, con su numeración). `on_output`, si se da, recibe cada
+    trozo de texto de stdout/stderr en cuanto se escribe.
+    """
+    filename = f"<celda {cell_id}>"
+    lines = source.splitlines(keepends=True)
+    # Registering the source lets warnings and inspect show the cell's lines.
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    collector = _OutputCollector(on_output, max_output_chars)
+
+    try:
+        body_code, last_code = _compile_cell(source, filename)
+    except SyntaxError as error:
+        collector.add(_format_syntax_error(error, source))
+        return collector.result("error")
+
+    _force_agg_backend()
+    _close_all_pyplot_figures()
+    namespace_module = types.ModuleType("__main__")
+    namespace_module.__dict__["__builtins__"] = _cell_builtins()
+    namespace = namespace_module.__dict__
+
+    status = "done"
+    value = None
+    error_output = None
+    saved_main = sys.modules.get("__main__")
+    try:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_swap_sys_streams(collector))
+            stack.enter_context(_cell_warnings(filename, lines))
+            rc_context = _matplotlib_rc_context()
+            if rc_context is not None:
+                stack.enter_context(rc_context)
+            sys.modules["__main__"] = namespace_module
+            try:
+                exec(body_code, namespace)
+                if last_code is not None:
+                    value = eval(last_code, namespace)
+            except KeyboardInterrupt as error:
+                status = "stopped"
+                error_output = _format_stop(error, filename)
+            except BaseException as error:  # the student's code may raise anything
+                status = "error"
+                error_output = _format_exception(error, filename, lines)
+            finally:
+                if saved_main is not None:
+                    sys.modules["__main__"] = saved_main
+                else:
+                    sys.modules.pop("__main__", None)
+            # Inside the rc context so figures render with the cell's own settings.
+            if status == "done" and value is not None:
+                value_output = _format_value(value, max_output_chars)
+                if value_output is not None:
+                    collector.add(value_output)
+            collector.extend(_collect_figures(value, max_figures))
+    except KeyboardInterrupt as error:
+        # An interrupt that lands while figures are rendered still stops cleanly.
+        status = "stopped"
+        error_output = _format_stop(error, filename)
+        _close_all_pyplot_figures()
+    if error_output is not None:
+        collector.add(error_output)
+    return collector.result(status)
+
+
+# --------------------------------------------------------------------------- compile
+
+
+def _compile_cell(source: str, filename: str):
+    """Compila la celda; separa la última expresión para poder mostrar su valor."""
+    tree = ast.parse(source, filename, "exec")
+    last_code = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = tree.body.pop()
+        last_code = compile(ast.Expression(body=last.value), filename, "eval")
+    body_code = compile(tree, filename, "exec")
+    return body_code, last_code
+
+
+# --------------------------------------------------------------------------- streams
+
+
+class _OutputCollector:
+    """Guarda las salidas en orden, une escrituras seguidas y aplica el límite."""
+
+    def __init__(self, on_output: OutputCallback | None, max_output_chars: int):
+        self.outputs: list[dict] = []
+        self.on_output = on_output
+        self.max_output_chars = max_output_chars
+        self.stream_chars = 0
+        self.capped = False
+
+    def write(self, name: str, text: str) -> None:
+        if not text or self.capped:
+            return
+        room = self.max_output_chars - self.stream_chars
+        if len(text) > room:
+            self.capped = True
+            self._append_stream(name, text[:room])
+            notice = OUTPUT_CAP_NOTICE.format(limit=_thousands(self.max_output_chars))
+            self._append_stream("stderr", notice)
+            return
+        self.stream_chars += len(text)
+        self._append_stream(name, text)
+
+    def _append_stream(self, name: str, text: str) -> None:
+        if not text:
+            return
+        last = self.outputs[-1] if self.outputs else None
+        if last is not None and last["type"] == "stream" and last["name"] == name:
+            last["text"] += text
+        else:
+            self.outputs.append({"type": "stream", "name": name, "text": text})
+        if self.on_output is not None:
+            self.on_output({"type": "stream", "name": name, "text": text})
+
+    def add(self, output: dict) -> None:
+        self.outputs.append(output)
+
+    def extend(self, outputs: list[dict]) -> None:
+        self.outputs.extend(outputs)
+
+    def result(self, status: str) -> dict:
+        return {"status": status, "outputs": self.outputs}
+
+
+class _CellStream(io.TextIOBase):
+    """Un sys.stdout / sys.stderr que entrega el texto al colector."""
+
+    def __init__(self, collector: _OutputCollector, name: str):
+        self._collector = collector
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return f"<{self._name}>"
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8"
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self._collector.write(self._name, text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+class _NoInput(io.TextIOBase):
+    """Un sys.stdin que explica en español que no hay teclado."""
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size=-1):
+        raise RuntimeError(INPUT_MESSAGE)
+
+    def readline(self, size=-1):
+        raise RuntimeError(INPUT_MESSAGE)
+
+
+def _refuse_input(prompt: object = "") -> str:
+    raise RuntimeError(INPUT_MESSAGE)
+
+
+def _cell_builtins() -> dict:
+    cell_builtins = dict(builtins.__dict__)
+    cell_builtins["input"] = _refuse_input
+    return cell_builtins
+
+
+@contextlib.contextmanager
+def _swap_sys_streams(collector: _OutputCollector):
+    saved = sys.stdout, sys.stderr, sys.stdin
+    sys.stdout = _CellStream(collector, "stdout")
+    sys.stderr = _CellStream(collector, "stderr")
+    sys.stdin = _NoInput()
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr, sys.stdin = saved
+
+
+@contextlib.contextmanager
+def _cell_warnings(filename: str, lines: list[str]):
+    """Aísla los filtros de avisos y muestra los de la celda en español."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        original_show = warnings.showwarning
+
+        def show_warning(message, category, warn_file, lineno, file=None, line=None):
+            if warn_file != filename:
+                original_show(message, category, warn_file, lineno, file, line)
+                return
+            text = f"Aviso en la línea {lineno}: {category.__name__}: {message}\n"
+            code = _source_line(lines, lineno)
+            if code:
+                text += f"    {code}\n"
+            sys.stderr.write(text)
+
+        warnings.showwarning = show_warning
+        yield
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _format_value(value: object, max_chars: int) -> dict | None:
+    if _is_matplotlib_object(value):
+        # Artists' reprs carry memory addresses; the figure itself is the result.
+        return None
+    try:
+        text = repr(value)
+    except Exception as error:  # a broken __repr__ must not lose the cell's other outputs
+        text = f"<repr() falló: {type(error).__name__}: {error}>"
+    if len(text) > max_chars:
+        text = text[:max_chars] + VALUE_CAP_NOTICE.format(limit=_thousands(max_chars))
+    return {"type": "value", "text": text}
+
+
+def _is_matplotlib_object(value: object) -> bool:
+    candidates = value if isinstance(value, (list, tuple)) and value else [value]
+    for item in candidates:
+        module = type(item).__module__ or ""
+        if not (module == "matplotlib" or module.startswith("matplotlib.")):
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _force_agg_backend() -> None:
+    os.environ["MPLBACKEND"] = "Agg"
+    matplotlib = sys.modules.get("matplotlib")
+    if matplotlib is not None:
+        matplotlib.use("Agg")
+
+
+def _matplotlib_rc_context():
+    matplotlib = sys.modules.get("matplotlib")
+    if matplotlib is None:
+        # Importing here keeps rcParams changes of this cell from leaking to the next.
+        try:
+            import matplotlib
+        except ImportError:
+            return None
+    return matplotlib.rc_context()
+
+
+def _close_all_pyplot_figures() -> None:
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close("all")
+
+
+def _collect_figures(value: object, max_figures: int) -> list[dict]:
+    """PNG de cada figura abierta de pyplot y de una Figure devuelta; las cierra."""
+    figures = []
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        figures = [pyplot.figure(number) for number in pyplot.get_fignums()]
+    figure_module = sys.modules.get("matplotlib.figure")
+    if figure_module is not None and isinstance(value, figure_module.Figure):
+        if all(value is not figure for figure in figures):
+            figures.append(value)
+    outputs: list[dict] = []
+    try:
+        for figure in figures[:max_figures]:
+            outputs.append(_figure_to_png(figure))
+    finally:
+        if pyplot is not None:
+            pyplot.close("all")
+    if len(figures) > max_figures:
+        notice = FIGURE_CAP_NOTICE.format(count=len(figures), limit=max_figures)
+        outputs.append({"type": "stream", "name": "stderr", "text": notice})
+    return outputs
+
+
+def _figure_to_png(figure) -> dict:
+    buffer = io.BytesIO()
+    # No "Software" tag: the same figure gives the same bytes on every run.
+    figure.savefig(buffer, format="png", dpi=FIGURE_DPI, metadata={"Software": None})
+    data = buffer.getvalue()
+    width, height = struct.unpack(">II", data[16:24])  # PNG IHDR
+    return {"type": "figure", "format": "png", "data": data, "width": width, "height": height}
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _format_syntax_error(error: SyntaxError, source: str) -> dict:
+    kind = "indentación" if isinstance(error, IndentationError) else "sintaxis"
+    lineno = error.lineno or 1
+    lines = source.splitlines()
+    text_lines = [f"Error de {kind} en la línea {lineno}:"]
+    code = lines[lineno - 1] if 0 < lineno <= len(lines) else (error.text or "").rstrip("\n")
+    if code.strip():
+        stripped = code.lstrip()
+        indent = len(code) - len(stripped)
+        text_lines.append(f"    {stripped.rstrip()}")
+        if error.offset:
+            caret_start = max(error.offset - 1 - indent, 0)
+            end = error.end_offset if error.end_lineno == error.lineno else None
+            width = max((end or error.offset + 1) - error.offset, 1)
+            text_lines.append("    " + " " * caret_start + "^" * width)
+    text_lines.append(f"{type(error).__name__}: {error.msg}")
+    return {
+        "type": "error",
+        "ename": type(error).__name__,
+        "evalue": error.msg,
+        "traceback": "\n".join(text_lines),
+    }
+
+
+def _cell_frames(error: BaseException, filename: str):
+    """Marcos de la traza que pertenecen a la celda, y el último marco en total."""
+    summary = traceback.extract_tb(error.__traceback__)
+    cell_frames = [frame for frame in summary if frame.filename == filename]
+    # This module's own frames (exec, the input() stand-in) mean nothing to a student.
+    foreign = [frame for frame in summary if frame.filename != __file__]
+    last_frame = foreign[-1] if foreign else None
+    return cell_frames, last_frame
+
+
+def _format_exception(error: BaseException, filename: str, lines: list[str]) -> dict:
+    ename = type(error).__name__
+    cell_frames, last_frame = _cell_frames(error, filename)
+    error_line = cell_frames[-1].lineno if cell_frames else None
+    where = f"en la línea {error_line}" if error_line else "en la celda"
+
+    if isinstance(error, SystemExit):
+        evalue = EXIT_MESSAGE
+        header = f"sys.exit() {where}: {EXIT_MESSAGE}"
+    elif isinstance(error, ModuleNotFoundError):
+        name = (error.name or str(error)).split(".")[0]
+        evalue = MISSING_PACKAGE_MESSAGE.format(name=name)
+        header = f"Paquete no disponible {where}: {evalue}"
+    elif isinstance(error, MemoryError):
+        evalue = MEMORY_MESSAGE + (f" ({error})" if str(error) else "")
+        header = f"Memoria insuficiente {where}: {MEMORY_MESSAGE}"
+    elif isinstance(error, RuntimeError) and str(error) == INPUT_MESSAGE:
+        evalue = INPUT_MESSAGE
+        header = f"Entrada por teclado no disponible {where}."
+    else:
+        evalue = str(error)
+        hint = _hint_for(error)
+        header = f"Error {where}" + (f": {hint}." if hint else ".")
+
+    text_lines = [header]
+    if cell_frames:
+        text_lines.append("Traceback (la llamada más reciente al final):")
+        text_lines.extend(_format_frames(cell_frames, lines))
+    if last_frame is not None and last_frame.filename != filename:
+        text_lines.append(f"  (el error se produjo dentro de {_describe_frame(last_frame)})")
+    text_lines.extend(traceback.format_exception_only(type(error), error)[-1:])
+    return {
+        "type": "error",
+        "ename": ename,
+        "evalue": evalue,
+        "traceback": "\n".join(line.rstrip("\n") for line in text_lines),
+    }
+
+
+def _format_stop(error: BaseException, filename: str) -> dict:
+    cell_frames, _ = _cell_frames(error, filename)
+    where = f" en la línea {cell_frames[-1].lineno}" if cell_frames else ""
+    return {
+        "type": "error",
+        "ename": "KeyboardInterrupt",
+        "evalue": STOPPED_MESSAGE,
+        "traceback": f"Ejecución detenida{where} (KeyboardInterrupt).",
+    }
+
+
+def _hint_for(error: BaseException) -> str | None:
+    for klass in type(error).__mro__:
+        hint = ERROR_HINTS.get(klass.__name__)
+        if hint is not None:
+            return hint
+    return None
+
+
+def _format_frames(frames, lines: list[str]) -> list[str]:
+    formatted: list[str] = []
+    previous = None
+    repeats = 0
+    for frame in frames:
+        key = (frame.lineno, frame.name)
+        if key == previous:
+            repeats += 1
+            if repeats >= REPEATED_FRAME_LIMIT:
+                continue
+        else:
+            if repeats >= REPEATED_FRAME_LIMIT:
+                formatted.append(
+                    f"  [La línea anterior se repitió {repeats - REPEATED_FRAME_LIMIT + 1} veces más]"
+                )
+            previous = key
+            repeats = 0
+        where = "" if frame.name == "<module>" else f", en {frame.name}"
+        formatted.append(f"  Línea {frame.lineno}{where}")
+        code = _source_line(lines, frame.lineno)
+        if code:
+            formatted.append(f"    {code}")
+    if repeats >= REPEATED_FRAME_LIMIT:
+        formatted.append(
+            f"  [La línea anterior se repitió {repeats - REPEATED_FRAME_LIMIT + 1} veces más]"
+        )
+    return formatted
+
+
+def _describe_frame(frame: traceback.FrameSummary) -> str:
+    path = frame.filename.replace("\\", "/")
+    parts = path.split("/")
+    # Show "numpy/_core/fromnumeric.py" rather than a machine-specific absolute path.
+    for anchor in ("site-packages", "dpdeck", "lib"):
+        if anchor in parts:
+            index = parts.index(anchor)
+            start = index + 1 if anchor != "dpdeck" else index
+            parts = parts[start:]
+            break
+    short = "/".join(parts[-3:]) if len(parts) > 3 else "/".join(parts)
+    return f"{frame.name} ({short}, línea {frame.lineno})"
+
+
+def _source_line(lines: list[str], lineno: int | None) -> str:
+    if lineno is None or not 0 < lineno <= len(lines):
+        return ""
+    return lines[lineno - 1].strip()
+
+
+def _thousands(number: int) -> str:
+    # Spanish groups thousands with a (thin) space: 20 000.
+    return f"{number:,}".replace(",", "\u202f")

@@ -1,0 +1,331 @@
+"""Pruebas de dpdeck.cellrun.run_cell (contrato A), con Python nativo."""
+
+import struct
+import sys
+import textwrap
+
+import pytest
+
+from dpdeck.cellrun import run_cell
+
+
+def run(source, **options):
+    return run_cell(textwrap.dedent(source), **options)
+
+
+def outputs_of(result, kind):
+    return [output for output in result["outputs"] if output["type"] == kind]
+
+
+def test_stdout_and_last_value_like_jupyter():
+    result = run(
+        """
+        print("hola")
+        x = 40
+        x + 2
+        """
+    )
+    assert result["status"] == "done"
+    assert result["outputs"] == [
+        {"type": "stream", "name": "stdout", "text": "hola\n"},
+        {"type": "value", "text": "42"},
+    ]
+
+
+def test_none_and_assignment_give_no_value():
+    assert run("x = 1")["outputs"] == []
+    assert run("None")["outputs"] == []
+    assert run("print('a')")["outputs"] == [{"type": "stream", "name": "stdout", "text": "a\n"}]
+
+
+def test_consecutive_writes_merge_and_streams_keep_order():
+    result = run(
+        """
+        import sys
+        print("a"); print("b")
+        print("c", file=sys.stderr)
+        print("d")
+        """
+    )
+    assert [(o["name"], o["text"]) for o in result["outputs"]] == [
+        ("stdout", "a\nb\n"),
+        ("stderr", "c\n"),
+        ("stdout", "d\n"),
+    ]
+
+
+def test_on_output_receives_stream_text_as_it_comes():
+    seen = []
+    run("print('uno')\nprint('dos')", on_output=seen.append)
+    assert "".join(chunk["text"] for chunk in seen) == "uno\ndos\n"
+    assert all(chunk["type"] == "stream" and chunk["name"] == "stdout" for chunk in seen)
+
+
+def test_output_cap_appends_a_spanish_notice_and_stops_collecting():
+    seen = []
+    result = run("for i in range(100_000):\n    print(i)", max_output_chars=1000, on_output=seen.append)
+    text = "".join(o["text"] for o in outputs_of(result, "stream"))
+    stdout = "".join(o["text"] for o in outputs_of(result, "stream") if o["name"] == "stdout")
+    assert len(stdout) == 1000
+    assert "Salida recortada" in text
+    assert text.count("Salida recortada") == 1
+    assert sum(len(chunk["text"]) for chunk in seen) == len(text)
+
+
+def test_fresh_namespace_each_run():
+    assert run("np = 3\nnp")["outputs"] == [{"type": "value", "text": "3"}]
+    result = run("import numpy as np\nint(np.ones(3).sum())")
+    assert result["outputs"] == [{"type": "value", "text": "3"}]
+    leaked = run("np")
+    assert leaked["status"] == "error"
+    assert leaked["outputs"][0]["ename"] == "NameError"
+
+
+def test_cell_runs_as_main_and_main_is_restored():
+    before = sys.modules.get("__main__")
+    result = run(
+        """
+        from dataclasses import dataclass
+        @dataclass
+        class Punto:
+            x: int
+        (__name__, Punto(3))
+        """
+    )
+    assert result["outputs"] == [{"type": "value", "text": "('__main__', Punto(x=3))"}]
+    assert sys.modules.get("__main__") is before
+
+
+def png_size(data):
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_pyplot_figures_become_png_and_are_closed():
+    result = run(
+        """
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.plot([1, 2, 3])
+        plt.figure(figsize=(2, 2))
+        plt.plot([3, 2, 1])
+        """
+    )
+    assert result["status"] == "done"
+    figures = outputs_of(result, "figure")
+    assert len(figures) == 2
+    assert outputs_of(result, "value") == []  # the Line2D list repr is not shown
+    for figure in figures:
+        assert figure["format"] == "png"
+        assert png_size(figure["data"]) == (figure["width"], figure["height"])
+    assert (figures[0]["width"], figures[0]["height"]) == (480, 360)
+    import matplotlib.pyplot as plt
+
+    assert plt.get_fignums() == []
+
+
+def test_figure_as_last_value_is_a_figure_not_a_repr():
+    result = run(
+        """
+        from matplotlib.figure import Figure
+        fig = Figure(figsize=(3, 2))
+        fig.add_subplot().plot([0, 1])
+        fig
+        """
+    )
+    assert [o["type"] for o in result["outputs"]] == ["figure"]
+    pyplot_fig = run("import matplotlib.pyplot as plt\nfig = plt.figure()\nfig")
+    assert [o["type"] for o in pyplot_fig["outputs"]] == ["figure"]
+
+
+def test_figures_are_deterministic():
+    source = "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.title('x')"
+    assert run(source)["outputs"][0]["data"] == run(source)["outputs"][0]["data"]
+
+
+def test_max_figures_shows_the_first_and_closes_all():
+    result = run(
+        """
+        import matplotlib.pyplot as plt
+        for i in range(200):
+            plt.figure(figsize=(1, 1))
+        """,
+        max_figures=5,
+    )
+    assert len(outputs_of(result, "figure")) == 5
+    notice = outputs_of(result, "stream")[-1]
+    assert notice["name"] == "stderr" and "200 figuras" in notice["text"]
+    import matplotlib.pyplot as plt
+
+    assert plt.get_fignums() == []
+
+
+def test_rcparams_changes_do_not_leak_and_backend_is_agg():
+    run("import matplotlib\nmatplotlib.rcParams['lines.linewidth'] = 9")
+    import matplotlib
+
+    assert matplotlib.rcParams["lines.linewidth"] != 9
+    backend = run("import matplotlib\nmatplotlib.get_backend().lower()")
+    assert backend["outputs"] == [{"type": "value", "text": "'agg'"}]
+
+
+def test_exception_deep_in_a_call_is_trimmed_to_the_cells_lines():
+    result = run(
+        """
+        def dividir(a, b):
+            return a / b
+
+        def media(valores):
+            return dividir(sum(valores), len(valores))
+
+        media([])
+        """
+    )
+    assert result["status"] == "error"
+    (error,) = outputs_of(result, "error")
+    assert error["ename"] == "ZeroDivisionError"
+    assert error["evalue"] == "division by zero"
+    text = error["traceback"]
+    assert text.splitlines()[0] == "Error en la línea 3: división por cero."
+    assert "Línea 8\n    media([])" in text
+    assert "Línea 6, en media\n    return dividir(sum(valores), len(valores))" in text
+    assert "Línea 3, en dividir\n    return a / b" in text
+    assert text.splitlines()[-1] == "ZeroDivisionError: division by zero"
+    assert "cellrun" not in text and ".py" not in text
+
+
+def test_exception_inside_a_library_names_where_it_happened():
+    result = run("import json\njson.loads('{')")
+    (error,) = outputs_of(result, "error")
+    assert error["ename"] == "JSONDecodeError"
+    assert "Línea 2\n    json.loads('{')" in error["traceback"]
+    assert "el error se produjo dentro de" in error["traceback"]
+    assert "decoder.py" in error["traceback"]
+
+
+def test_outputs_before_an_error_are_kept():
+    result = run("print('antes')\nimport matplotlib.pyplot as plt\nplt.plot([1])\n1/0")
+    assert [o["type"] for o in result["outputs"]] == ["stream", "figure", "error"]
+
+
+def test_syntax_error_has_line_and_caret():
+    result = run(
+        """
+        x = 1
+        print("hola"
+        y = 2
+        """
+    )
+    assert result["status"] == "error"
+    (error,) = result["outputs"]
+    assert error["ename"] == "SyntaxError"
+    lines = error["traceback"].splitlines()
+    assert lines[0].startswith("Error de sintaxis en la línea 3")
+    assert lines[1] == '    print("hola"'
+    assert lines[2].strip() == "^"
+    assert lines[2].index("^") == lines[1].index("(")
+
+
+def test_indentation_error_is_named_in_spanish():
+    result = run("if True:\nprint(1)")
+    (error,) = result["outputs"]
+    assert error["ename"] == "IndentationError"
+    assert error["traceback"].startswith("Error de indentación en la línea 2")
+
+
+def test_syntax_error_at_compile_stage():
+    result = run("x = 1\nreturn x")
+    assert result["outputs"][0]["ename"] == "SyntaxError"
+    assert "línea 2" in result["outputs"][0]["traceback"]
+
+
+def test_sys_exit_is_a_clear_message_not_a_crash():
+    result = run("import sys\nprint('a')\nsys.exit()\nprint('b')")
+    assert result["status"] == "error"
+    assert outputs_of(result, "stream")[0]["text"] == "a\n"
+    (error,) = outputs_of(result, "error")
+    assert error["ename"] == "SystemExit"
+    assert "sys.exit()" in error["evalue"] and "no se puede cerrar" in error["evalue"]
+    assert "Línea 3" in error["traceback"]
+    assert run("exit(3)")["outputs"][0]["ename"] == "SystemExit"
+
+
+def test_input_says_it_is_not_available():
+    for source in ("nombre = input('¿Nombre? ')", "import sys\nsys.stdin.readline()"):
+        result = run(source)
+        (error,) = outputs_of(result, "error")
+        assert "input() no está disponible" in error["evalue"]
+        assert error["traceback"].startswith("Entrada por teclado no disponible en la línea")
+        assert "cellrun" not in error["traceback"]
+
+
+def test_memory_error_is_explained_in_spanish():
+    result = run("import numpy as np\nnp.ones(10**15)")
+    (error,) = outputs_of(result, "error")
+    assert "No hay memoria suficiente" in error["evalue"]
+    assert error["traceback"].startswith("Memoria insuficiente en la línea 2")
+
+
+@pytest.mark.parametrize("package", ["pandas", "scipy", "sklearn", "scipy.stats"])
+def test_missing_package_says_the_deck_is_offline(package, monkeypatch):
+    # Hide a locally installed copy so the test means the same on every machine.
+    top = package.split(".")[0]
+    monkeypatch.setitem(sys.modules, top, None)
+    result = run(f"import {package}")
+    (error,) = outputs_of(result, "error")
+    assert error["ename"] == "ModuleNotFoundError"
+    assert f"«{top}»" in error["evalue"]
+    assert "sin conexión" in error["evalue"] and "numpy, matplotlib y dpdeck" in error["evalue"]
+
+
+def test_keyboard_interrupt_is_a_stop_not_an_error():
+    result = run("print('x')\nraise KeyboardInterrupt")
+    assert result["status"] == "stopped"
+    assert outputs_of(result, "stream")[0]["text"] == "x\n"
+    (error,) = outputs_of(result, "error")
+    assert error["ename"] == "KeyboardInterrupt"
+    assert error["traceback"].startswith("Ejecución detenida en la línea 2")
+
+
+def test_recursion_is_collapsed():
+    result = run("def f(n):\n    return f(n + 1)\nf(0)")
+    (error,) = outputs_of(result, "error")
+    assert error["ename"] == "RecursionError"
+    assert "se repitió" in error["traceback"]
+    assert len(error["traceback"]) < 2000
+
+
+def test_streams_are_restored_even_after_errors():
+    stdout, stderr, stdin = sys.stdout, sys.stderr, sys.stdin
+    run("import sys\nsys.exit(1)")
+    run("1/0")
+    run("raise KeyboardInterrupt")
+    assert (sys.stdout, sys.stderr, sys.stdin) == (stdout, stderr, stdin)
+
+
+def test_warnings_show_the_cells_line_in_spanish():
+    result = run("import warnings\nwarnings.warn('cuidado')")
+    (stream,) = outputs_of(result, "stream")
+    assert stream["name"] == "stderr"
+    assert stream["text"].startswith("Aviso en la línea 2: UserWarning: cuidado")
+
+
+def test_huge_value_repr_is_capped():
+    result = run("'x' * 50_000", max_output_chars=100)
+    (value,) = outputs_of(result, "value")
+    assert len(value["text"]) < 200 and "Valor recortado" in value["text"]
+
+
+def test_same_source_same_outputs():
+    source = "import numpy as np\nrng = np.random.default_rng(0)\nprint(rng.laplace(0, 2, 3))\nrng.integers(10)"
+    first, second = run(source), run(source)
+    assert first == second
+    assert first["outputs"][1]["type"] == "value"
+
+
+def test_cellrun_does_not_import_browser_modules():
+    import dpdeck.cellrun as cellrun
+
+    text = open(cellrun.__file__, encoding="utf-8").read()
+    assert "import js" not in text and "import pyodide" not in text
+    assert "from js" not in text and "from pyodide" not in text
