@@ -1,0 +1,244 @@
+"""Contabilidad: composición, Rényi DP y los números de la clase.
+
+Referencia independiente: la biblioteca dp-accounting (Google), dependencia solo
+de pruebas. Además, la curva RDP del Gaussiano se contrasta con la divergencia de
+Rényi calculada por cuadratura numérica.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpdeck import accounting as acc
+
+dp_accounting = pytest.importorskip("dp_accounting")
+from dp_accounting.rdp import RdpAccountant  # noqa: E402
+from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS  # noqa: E402
+
+SIGMA, STEPS, DELTA = 20.0, 10_000, 1e-5
+
+
+# ------------------------------------------------------- números de la clase --
+
+
+def test_three_hospital_queries_spend_one_and_a_half():
+    assert acc.sequential_composition([0.5, 0.5, 0.5]) == 1.5
+
+
+def test_parallel_composition_is_the_maximum():
+    assert acc.parallel_composition([0.5] * 16) == 0.5
+    assert acc.parallel_composition([0.1, 0.7, 0.3]) == 0.7
+
+
+def test_lecture_sequential_gaussian_is_3236():
+    value = acc.gaussian_sequential_epsilon(sigma=SIGMA, steps=STEPS, delta=DELTA)
+    assert round(value) == 3236
+    assert value == pytest.approx(STEPS * math.sqrt(2 * math.log(1.25 * STEPS / DELTA)) / SIGMA, rel=1e-14)
+
+
+def test_lecture_rdp_gaussian_is_36_5_at_alpha_1_96():
+    epsilon, alpha = acc.gaussian_rdp_epsilon(sigma=SIGMA, steps=STEPS, delta=DELTA)
+    assert round(epsilon, 1) == 36.5 and round(epsilon) == 36
+    assert round(alpha, 2) == 1.96
+
+
+def test_default_alpha_grid_reproduces_lecture_number():
+    epsilon, alpha = acc.rdp_to_dp(
+        rdp=STEPS * acc.gaussian_rdp(alpha=acc.DEFAULT_ALPHAS, sigma=SIGMA),
+        alphas=acc.DEFAULT_ALPHAS,
+        delta=DELTA,
+    )
+    assert round(epsilon, 1) == 36.5 and round(alpha, 2) == 1.96
+    exact, _ = acc.gaussian_rdp_epsilon(sigma=SIGMA, steps=STEPS, delta=DELTA)
+    assert exact <= epsilon < exact * (1 + 2e-4)
+
+
+def test_lecture_advanced_composition_lies_in_between():
+    sequential = acc.gaussian_sequential_epsilon(sigma=SIGMA, steps=STEPS, delta=DELTA)
+    advanced = acc.gaussian_advanced_epsilon(sigma=SIGMA, steps=STEPS, delta=DELTA)
+    rdp, _ = acc.gaussian_rdp_epsilon(sigma=SIGMA, steps=STEPS, delta=DELTA)
+    assert rdp < advanced < sequential
+    assert round(advanced) == 1444
+    comparison = acc.compare_gaussian_accountants(sigma=SIGMA, steps=STEPS, delta=DELTA)
+    assert comparison["secuencial"] == sequential and comparison["avanzada"] == advanced
+    assert comparison["rdp"] == rdp and comparison["rdp_ajustada"] < rdp
+
+
+@pytest.mark.parametrize("share", [0.01, 0.1, 0.5, 0.9, 0.99])
+def test_advanced_stays_between_for_any_delta_split(share):
+    advanced = acc.gaussian_advanced_epsilon(sigma=SIGMA, steps=STEPS, delta=DELTA, delta_share=share)
+    assert 36.5 < advanced < 3236
+
+
+# ------------------------------------------------------------ fórmulas --
+
+
+def test_advanced_composition_full_dwork_rothblum_vadhan_bound():
+    value = acc.advanced_composition(epsilon=0.1, k=100, delta_prime=1e-5)
+    expected = 0.1 * math.sqrt(200 * math.log(1e5)) + 100 * 0.1 * (math.exp(0.1) - 1)
+    assert value == pytest.approx(expected, rel=1e-14)
+    assert value == pytest.approx(5.8502, abs=1e-4)
+
+
+def test_slide_form_bounds_full_form_only_in_small_epsilon_regime():
+    """2ε√(2k ln(1/δ')) ≥ forma completa ⇔ e^ε − 1 ≤ √(2 ln(1/δ')/k)."""
+    k, delta_prime = 100, 1e-5
+    threshold = math.log1p(math.sqrt(2 * math.log(1 / delta_prime) / k))
+    for epsilon in (0.5 * threshold, 0.99 * threshold):
+        assert acc.advanced_composition_simplified(epsilon=epsilon, k=k, delta_prime=delta_prime) >= acc.advanced_composition(
+            epsilon=epsilon, k=k, delta_prime=delta_prime
+        )
+    for epsilon in (1.01 * threshold, 2 * threshold):
+        assert acc.advanced_composition_simplified(epsilon=epsilon, k=k, delta_prime=delta_prime) < acc.advanced_composition(
+            epsilon=epsilon, k=k, delta_prime=delta_prime
+        )
+
+
+def test_advanced_beats_sequential_only_for_many_queries():
+    epsilon, delta_prime = 0.1, 1e-5
+    assert acc.advanced_composition(epsilon=epsilon, k=10, delta_prime=delta_prime) > 10 * epsilon
+    assert acc.advanced_composition(epsilon=epsilon, k=10_000, delta_prime=delta_prime) < 10_000 * epsilon
+
+
+def test_gaussian_rdp_formula_scalar_and_array():
+    assert acc.gaussian_rdp(alpha=2, sigma=20) == 2 / 800
+    assert acc.gaussian_rdp(alpha=3, sigma=2, sensitivity=4) == 3 * 16 / 8
+    np.testing.assert_allclose(acc.gaussian_rdp(alpha=[2, 4], sigma=1), [1.0, 2.0])
+
+
+@pytest.mark.parametrize("alpha", [1.5, 2.0, 5.0])
+@pytest.mark.parametrize("sigma", [0.8, 2.0])
+def test_gaussian_rdp_matches_numerical_renyi_divergence(alpha, sigma):
+    """D_α(N(Δ,σ²)‖N(0,σ²)) = 1/(α−1) · ln ∫ p^α q^{1−α}, por cuadratura en una rejilla ancha."""
+    sensitivity = 1.0
+    x = np.linspace(-60 * sigma, 60 * sigma, 600_001)
+    log_p = -((x - sensitivity) ** 2) / (2 * sigma**2)
+    log_q = -(x**2) / (2 * sigma**2)
+    log_integrand = alpha * log_p + (1 - alpha) * log_q - math.log(sigma * math.sqrt(2 * math.pi))
+    integral = np.sum(np.exp(log_integrand)) * (x[1] - x[0])
+    numeric = math.log(integral) / (alpha - 1)
+    assert acc.gaussian_rdp(alpha=alpha, sigma=sigma, sensitivity=sensitivity) == pytest.approx(numeric, rel=1e-8)
+
+
+def test_optimal_alpha_closed_form_beats_every_grid_point():
+    best_alpha = acc.gaussian_rdp_optimal_alpha(sigma=SIGMA, steps=STEPS, delta=DELTA)
+    assert best_alpha == pytest.approx(1 + math.sqrt(2 * SIGMA**2 * math.log(1 / DELTA) / STEPS))
+    epsilon, alpha = acc.gaussian_rdp_epsilon(sigma=SIGMA, steps=STEPS, delta=DELTA)
+    assert alpha == best_alpha
+    grid = np.linspace(1.001, 50, 200_000)
+    curve = STEPS * grid / (2 * SIGMA**2) + math.log(1 / DELTA) / (grid - 1)
+    assert epsilon <= curve.min() + 1e-12
+    assert curve.min() - epsilon < 1e-6
+
+
+def test_tight_conversion_never_worse_than_classic():
+    for sigma, steps, delta in [(1, 1, 1e-5), (5, 100, 1e-6), (20, 10_000, 1e-5), (0.7, 3, 1e-3)]:
+        classic, _ = acc.gaussian_rdp_epsilon(sigma=sigma, steps=steps, delta=delta, alphas=acc.DEFAULT_ALPHAS)
+        tight, _ = acc.gaussian_rdp_epsilon(
+            sigma=sigma, steps=steps, delta=delta, alphas=acc.DEFAULT_ALPHAS, conversion="tight"
+        )
+        assert tight <= classic
+
+
+def test_rdp_to_dp_classic_formula_by_hand():
+    epsilon, alpha = acc.rdp_to_dp(rdp=[1.0, 2.0], alphas=[2.0, 4.0], delta=1e-5)
+    candidates = [1.0 + math.log(1e5) / 1.0, 2.0 + math.log(1e5) / 3.0]
+    assert epsilon == pytest.approx(min(candidates)) and alpha == 4.0
+
+
+def test_rdp_to_dp_reports_zero_instead_of_negative():
+    epsilon, _ = acc.rdp_to_dp(rdp=[0.0], alphas=[1e5], delta=0.5, conversion="tight")
+    assert epsilon == 0.0
+
+
+def test_gaussian_classic_epsilon_inverts_gaussian_sigma():
+    from dpdeck.mechanisms import gaussian_sigma
+
+    sigma = gaussian_sigma(sensitivity=2, epsilon=0.37, delta=1e-6)
+    assert acc.gaussian_classic_epsilon(sigma=sigma, delta=1e-6, sensitivity=2) == pytest.approx(0.37, rel=1e-14)
+
+
+def test_gaussian_classic_epsilon_refuses_epsilon_at_least_one():
+    with pytest.raises(ValueError, match=r"epsilon=4\.84 ≥ 1.*Teorema A\.1"):
+        acc.gaussian_classic_epsilon(sigma=1, delta=1e-5)
+
+
+# ------------------------------------------------- contraste con dp-accounting --
+
+
+def _reference_epsilon(sigma, steps, delta, orders):
+    accountant = RdpAccountant(orders=orders)
+    accountant.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(sigma), steps))
+    epsilon, order = accountant.get_epsilon_and_optimal_order(delta)
+    return float(epsilon), float(order)
+
+
+@pytest.mark.parametrize("sigma", [0.8, 1.0, 5.0, 20.0])
+@pytest.mark.parametrize("steps", [1, 100, 10_000])
+@pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-8])
+def test_tight_conversion_agrees_with_dp_accounting(sigma, steps, delta):
+    """Mismos órdenes (los de dp-accounting), misma conversión ajustada (la de Balle et al.
+    2020 que usa RdpAccountant): ambas calculan la misma expresión en float64, sumando k
+    veces α/(2σ²) frente a multiplicar, así que solo difieren por redondeo (< 1e-9 relativo).
+    Los órdenes de dp-accounting empiezan en 1,1 > 1,01, fuera de su caso especial."""
+    orders = np.array(DEFAULT_RDP_ORDERS, dtype=float)
+    reference, reference_order = _reference_epsilon(sigma, steps, delta, orders)
+    ours, our_order = acc.gaussian_rdp_epsilon(
+        sigma=sigma, steps=steps, delta=delta, alphas=orders, conversion="tight"
+    )
+    assert ours == pytest.approx(reference, rel=1e-9, abs=1e-12)
+    assert our_order == reference_order
+
+
+@pytest.mark.parametrize("sigma, steps, delta", [(20.0, 10_000, 1e-5), (1.0, 100, 1e-5), (3.0, 1000, 1e-7)])
+def test_continuous_optimum_is_at_most_dp_accounting_grid_result(sigma, steps, delta):
+    """Optimizando α en continuo nunca se obtiene más que con la rejilla de dp-accounting, y a
+    lo sumo un 3 % menos (la rejilla de dp-accounting tiene paso 0,1 cerca del óptimo)."""
+    reference, _ = _reference_epsilon(sigma, steps, delta, DEFAULT_RDP_ORDERS)
+    ours, _ = acc.gaussian_rdp_epsilon(sigma=sigma, steps=steps, delta=delta, conversion="tight")
+    assert ours <= reference * (1 + 1e-12)
+    assert ours >= 0.97 * reference
+
+
+def test_classic_conversion_matches_dp_accounting_rdp_curve():
+    """La conversión clásica aplicada a la curva RDP compuesta por dp-accounting da nuestro ε."""
+    orders = np.array(DEFAULT_RDP_ORDERS, dtype=float)
+    accountant = RdpAccountant(orders=orders)
+    accountant.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(SIGMA), STEPS))
+    reference_curve = np.array(accountant._rdp)  # the composed RDP curve; no public getter exists
+    np.testing.assert_allclose(STEPS * acc.gaussian_rdp(alpha=orders, sigma=SIGMA), reference_curve, rtol=1e-12)
+    ours = acc.rdp_to_dp(rdp=reference_curve, alphas=orders, delta=DELTA)
+    direct = acc.gaussian_rdp_epsilon(sigma=SIGMA, steps=STEPS, delta=DELTA, alphas=orders)
+    assert ours == pytest.approx(direct, rel=1e-12)
+
+
+# ----------------------------------------------------------- entradas malas --
+
+
+@pytest.mark.parametrize(
+    "call, fragment",
+    [
+        (lambda: acc.sequential_composition([]), "epsilons no puede estar vacío"),
+        (lambda: acc.sequential_composition([0.5, -1]), "cada epsilon debe ser positivo y finito; se recibió -1"),
+        (lambda: acc.sequential_composition([0.5, float("nan")]), "no finitos"),
+        (lambda: acc.advanced_composition(epsilon=0, k=10, delta_prime=1e-5), "epsilon debe ser positivo y finito; se recibió 0"),
+        (lambda: acc.advanced_composition(epsilon=0.1, k=0, delta_prime=1e-5), "k debe ser un entero positivo; se recibió 0"),
+        (lambda: acc.advanced_composition(epsilon=0.1, k=10, delta_prime=1), r"delta_prime debe estar en el intervalo abierto \(0, 1\); se recibió 1"),
+        (lambda: acc.gaussian_rdp(alpha=1, sigma=1), "alpha debe ser mayor que 1 y finito; se recibió 1"),
+        (lambda: acc.gaussian_rdp(alpha=[2, 0.5], sigma=1), "cada alpha debe ser mayor que 1 y finito; se recibió 0.5"),
+        (lambda: acc.gaussian_rdp(alpha=2, sigma=0), "sigma debe ser positivo y finito; se recibió 0"),
+        (lambda: acc.gaussian_rdp(alpha=2, sigma=1, sensitivity=-1), "sensibilidad debe ser positivo y finito; se recibió -1"),
+        (lambda: acc.rdp_to_dp(rdp=[1.0], alphas=[2.0], delta=0), r"delta debe estar en el intervalo abierto \(0, 1\); se recibió 0"),
+        (lambda: acc.rdp_to_dp(rdp=[1.0], alphas=[2.0], delta=1.5), "se recibió 1.5"),
+        (lambda: acc.rdp_to_dp(rdp=[1.0, 2.0], alphas=[2.0], delta=1e-5), "misma longitud"),
+        (lambda: acc.rdp_to_dp(rdp=[float("inf")], alphas=[2.0], delta=1e-5), "rdp contiene valores no finitos"),
+        (lambda: acc.rdp_to_dp(rdp=[1.0], alphas=[2.0], delta=1e-5, conversion="magic"), "conversion debe ser 'classic'"),
+        (lambda: acc.gaussian_rdp_epsilon(sigma=20, steps=0, delta=1e-5), "steps debe ser un entero positivo; se recibió 0"),
+        (lambda: acc.gaussian_rdp_epsilon(sigma=float("nan"), steps=1, delta=1e-5), "sigma debe ser positivo y finito; se recibió nan"),
+        (lambda: acc.gaussian_advanced_epsilon(sigma=20, steps=10, delta=1e-5, delta_share=1), "delta_share"),
+    ],
+)
+def test_bad_input_raises_spanish_value_error(call, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        call()
