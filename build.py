@@ -1273,8 +1273,11 @@ class DeckRequestHandler(http.server.SimpleHTTPRequestHandler):
         return super().send_head()
 
     def log_request(self, code="-", size="-"):
-        if isinstance(code, int) and code >= 400 or str(code).startswith(("4", "5")):
+        if str(code)[:1] in "45" and not self.path.endswith("/favicon.ico"):
             super().log_request(code, size)
+
+    def log_error(self, format, *args):
+        pass  # log_request reports failed requests, once
 
 
 class DeckServer(http.server.ThreadingHTTPServer):
