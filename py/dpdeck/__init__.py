@@ -1,0 +1,24 @@
+"""dpdeck: privacidad diferencial en código, para una clase que se ejecuta en el navegador.
+
+El paquete reúne todo el Python que corren las celdas de las diapositivas, en
+capas que solo importan hacia abajo:
+
+* ``dpdeck._checks``: validadores de parámetros con mensajes en español.
+* ``dpdeck.mechanisms``: mecanismos de Laplace y Gaussiano (calibración y muestreo).
+* ``dpdeck.accounting``: composición secuencial, avanzada y de Rényi.
+* ``dpdeck.queries``: conteos, histogramas, sumas recortadas y promedios privados.
+* ``dpdeck.data``: el censo sintético de 5.000 personas (``load_census()``).
+* ``dpdeck.learning``: regresión logística y descenso de gradiente privado.
+* ``dpdeck.figures``: una función por figura de la clase (matplotlib).
+* ``dpdeck.lab``: el laboratorio reproducible (``python -m dpdeck.lab --seed 0``).
+* ``dpdeck.bench``: tiempos de cada cálculo (``python -m dpdeck.bench``).
+
+Importar ``dpdeck`` no importa ningún submódulo: cada celda importa lo que usa,
+y así ninguna paga el costo de matplotlib si no dibuja.
+
+Es código de enseñanza, no de producción: el ruido se muestrea en punto
+flotante (vulnerable al ataque de Mironov 2012), la privacidad es por registro
+y no por usuario, y los datos son sintéticos.
+"""
+
+__version__ = "0.1.0"
