@@ -1,0 +1,197 @@
+// Live cells: each `.cell` of the page gets an editor, run / stop / reset
+// buttons, a status, saved edits and live outputs.
+
+import { createEditor, replaceSource } from "./editor.js";
+import { LiveOutput, MAX_FIGURES, MAX_OUTPUT_CHARS } from "./outputs.js";
+
+const STATUS_TEXT = {
+  idle: "",
+  queued: "En cola",
+  running: "Ejecutando…",
+  done: "Hecho",
+  error: "Error",
+  stopped: "Detenida",
+};
+
+const SAVE_DELAY_MS = 250;
+// Keys that a focused toolbar button uses itself; they must not also move the slides.
+const BUTTON_KEYS = new Set([" ", "Enter", "Spacebar"]);
+
+function button(action, text, title) {
+  const element = document.createElement("button");
+  element.type = "button";
+  element.className = `cell-button cell-${action}`;
+  element.dataset.action = action;
+  element.textContent = text;
+  element.title = title;
+  return element;
+}
+
+export class Cell {
+  constructor(element, { runtime, store, readOnly, unavailableMessage }) {
+    this.element = element;
+    this.id = element.dataset.cellId;
+    this.runtime = runtime;
+    this.store = store;
+    this.unavailableMessage = unavailableMessage;
+    const code = element.querySelector(".cell-source code") || element.querySelector(".cell-source");
+    this.original = code ? code.textContent : "";
+    this.outputElement = element.querySelector(".cell-output") || this.makeOutputElement();
+    this.output = new LiveOutput(this.outputElement, this.id);
+    this.saveTimer = null;
+    this.lastRunSource = null;
+
+    const saved = readOnly ? null : store.load(this.id);
+    const source = saved !== null && saved !== this.original ? saved : this.original;
+    this.buildToolbar(readOnly);
+    this.editorHost = document.createElement("div");
+    this.editorHost.className = "cell-editor";
+    const sourceElement = element.querySelector(".cell-source");
+    if (sourceElement) {
+      sourceElement.before(this.editorHost);
+      sourceElement.hidden = true;
+    } else {
+      element.prepend(this.editorHost);
+    }
+    this.view = createEditor(this.editorHost, {
+      source,
+      readOnly,
+      label: `Código de la celda ${this.id}`,
+      onRun: () => this.run(),
+      onChange: (text) => this.onEdit(text),
+    });
+    this.markEdited(source !== this.original);
+    this.isolateKeys();
+    element.dataset.enhanced = "true";
+  }
+
+  makeOutputElement() {
+    const output = document.createElement("div");
+    output.className = "cell-output";
+    output.dataset.origin = "prerendered";
+    this.element.appendChild(output);
+    return output;
+  }
+
+  buildToolbar(readOnly) {
+    const toolbar = document.createElement("div");
+    toolbar.className = "cell-toolbar";
+    this.runButton = button("run", "▶ Ejecutar", "Ejecutar la celda (Mayús+Intro o Ctrl+Intro)");
+    this.stopButton = button("stop", "■ Detener", "Detener la ejecución");
+    this.resetButton = button("reset", "↺ Original", "Volver al código original (se puede deshacer con Ctrl+Z)");
+    this.statusElement = document.createElement("span");
+    this.statusElement.className = "cell-status";
+    this.statusElement.setAttribute("role", "status");
+    this.editedElement = document.createElement("span");
+    this.editedElement.className = "cell-edited";
+    this.editedElement.textContent = "editada";
+    this.editedElement.title = "El código de esta celda tiene cambios tuyos (guardados en este navegador)";
+    this.runButton.addEventListener("click", () => this.run());
+    this.stopButton.addEventListener("click", () => this.stop());
+    this.resetButton.addEventListener("click", () => this.reset());
+    toolbar.append(this.runButton, this.stopButton, this.resetButton, this.editedElement, this.statusElement);
+    if (readOnly) toolbar.hidden = true;
+    this.element.prepend(toolbar);
+    this.toolbar = toolbar;
+    this.setStatus(this.element.dataset.status || "idle");
+  }
+
+  // Keys typed in the editor (and Space/Enter on a toolbar button) belong to
+  // the cell: they must never reach reveal.js, which listens on the document.
+  isolateKeys() {
+    const stop = (event) => {
+      const inEditor = this.editorHost.contains(event.target);
+      const onButton = this.toolbar.contains(event.target) && BUTTON_KEYS.has(event.key);
+      if (inEditor || onButton) event.stopPropagation();
+    };
+    for (const type of ["keydown", "keypress", "keyup"]) this.element.addEventListener(type, stop);
+  }
+
+  get source() {
+    return this.view.state.doc.toString();
+  }
+
+  get edited() {
+    return this.source !== this.original;
+  }
+
+  onEdit(text) {
+    this.markEdited(text !== this.original);
+    this.outputElement.toggleAttribute("data-stale", this.lastRunSource !== null && text !== this.lastRunSource);
+    clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => this.persist(), SAVE_DELAY_MS);
+  }
+
+  persist() {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = null;
+    if (this.edited) this.store.save(this.id, this.source);
+    else this.store.forget(this.id);
+  }
+
+  markEdited(edited) {
+    this.element.toggleAttribute("data-edited", edited);
+    this.element.dispatchEvent(new CustomEvent("cell-edited", { bubbles: true }));
+  }
+
+  setStatus(status) {
+    this.element.dataset.status = status;
+    this.statusElement.textContent = STATUS_TEXT[status] ?? "";
+    const busy = status === "running" || status === "queued";
+    this.stopButton.disabled = !busy;
+  }
+
+  /** Queues this cell's current code; resolves when it has run (or was cancelled). */
+  async run() {
+    if (this.unavailableMessage) {
+      this.output.finish({ status: "error", outputs: [], notice: this.unavailableMessage });
+      return null;
+    }
+    this.persist();
+    const source = this.source;
+    this.lastRunSource = source;
+    this.outputElement.removeAttribute("data-stale");
+    this.setStatus("queued");
+    const result = await this.runtime.run(this.id, source, {
+      maxOutputChars: MAX_OUTPUT_CHARS,
+      maxFigures: MAX_FIGURES,
+      onStart: () => {
+        this.setStatus("running");
+        this.output.begin();
+      },
+      onStream: (chunks) => this.output.appendStreams(chunks),
+    });
+    if (result.status === "cancelled") {
+      // Dropped from the queue: back to what it showed before.
+      if (this.runtime.isQueued(this.id) || this.runtime.isRunning(this.id)) return result;
+      this.setStatus(this.previousStatus());
+      return result;
+    }
+    this.output.finish(result);
+    const status = ["done", "error", "stopped"].includes(result.status) ? result.status : "error";
+    this.setStatus(status);
+    return result;
+  }
+
+  previousStatus() {
+    const origin = this.outputElement.dataset.origin;
+    if (origin !== "live") return "idle";
+    return this.outputElement.querySelector(".out-error") ? "error" : "done";
+  }
+
+  stop() {
+    this.runtime.stop(this.id);
+  }
+
+  /** Back to the original code, as one undoable edit. */
+  reset() {
+    if (!this.edited) return;
+    replaceSource(this.view, this.original);
+    this.persist();
+  }
+
+  /** Re-measures the editor after its slide becomes visible (reveal scales slides). */
+  refresh() {
+    this.view.requestMeasure();
+  }
+}

@@ -1,0 +1,65 @@
+// The cell editor: CodeMirror 6 with Python highlighting, bracket matching,
+// automatic indentation and undo history.
+
+import { EditorState, Prec } from "@codemirror/state";
+import {
+  EditorView,
+  drawSelection,
+  highlightActiveLine,
+  highlightSpecialChars,
+  keymap,
+  lineNumbers,
+} from "@codemirror/view";
+import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
+import { bracketMatching, defaultHighlightStyle, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
+import { python } from "@codemirror/lang-python";
+
+/**
+ * Creates an editor inside `parent`.
+ * onRun(): Shift+Enter / Ctrl+Enter (Cmd+Enter on a Mac).
+ * onChange(source): after every edit.
+ * Escape leaves the editor (so Tab and the slide keys work again).
+ */
+export function createEditor(parent, { source, label, readOnly = false, onRun, onChange }) {
+  const runKeys = Prec.highest(
+    keymap.of([
+      { key: "Shift-Enter", run: () => (onRun(), true) },
+      { key: "Mod-Enter", run: () => (onRun(), true) },
+      {
+        key: "Escape",
+        run: (view) => {
+          view.contentDOM.blur();
+          return true;
+        },
+      },
+    ]),
+  );
+  const extensions = [
+    lineNumbers(),
+    highlightSpecialChars(),
+    history(),
+    drawSelection(),
+    indentOnInput(),
+    indentUnit.of("    "),
+    bracketMatching(),
+    highlightActiveLine(),
+    python(),
+    syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+    runKeys,
+    keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
+    EditorView.contentAttributes.of({ "aria-label": label, spellcheck: "false", autocapitalize: "off" }),
+    EditorView.updateListener.of((update) => {
+      if (update.docChanged && onChange) onChange(update.state.doc.toString());
+    }),
+  ];
+  if (readOnly) extensions.push(EditorState.readOnly.of(true), EditorView.editable.of(false));
+  return new EditorView({ parent, state: EditorState.create({ doc: source, extensions }) });
+}
+
+/** Replaces the whole text in one undoable step. */
+export function replaceSource(view, source) {
+  view.dispatch({
+    changes: { from: 0, to: view.state.doc.length, insert: source },
+    userEvent: "input.reset",
+  });
+}

@@ -1,0 +1,188 @@
+// The deck's page script: starts reveal.js, turns every `.cell` into a live
+// cell, and boots Python in a worker once the first slide is on screen.
+//
+// Root hooks: <html data-python="off|loading|ready|error"> and
+// data-cells="ready" once every cell has its editor.
+
+import { Cell } from "./cells.js";
+import { EditStore } from "./storage.js";
+import { PythonRuntime } from "./python.js";
+import { FILE_PAGE_MESSAGE, StatusPanel } from "./status.js";
+import {
+  autorunEnabled,
+  deckBaseUrl,
+  deckPath,
+  isFilePage,
+  isPrintPdf,
+  isReceiver,
+  pythonAllowed,
+} from "./page.js";
+
+/** reveal.js settings, in one place. */
+const REVEAL_DEFAULTS = {
+  // The slides are authored at 1280×720 (16:9); reveal scales them to the screen.
+  width: 1280,
+  height: 720,
+  margin: 0.03,
+  minScale: 0.2,
+  maxScale: 2.0,
+  // Content starts at the top of each slide (the theme sizes every section).
+  center: false,
+  // Each slide has its own URL (#/3), so a reload keeps your place.
+  hash: true,
+  // "3 / 40" in the corner: useful for questions from the back of the room.
+  slideNumber: "c/t",
+  showSlideNumber: "all",
+  controls: true,
+  progress: true,
+  // O / Esc shows every slide at once.
+  overview: true,
+  keyboard: true,
+  touch: true,
+  // A quick fade: a cut is easier to follow on a projector than a slide-in.
+  transition: "fade",
+  transitionSpeed: "fast",
+  backgroundTransition: "none",
+  // Keep nearby slides laid out so their editors are ready when you arrive.
+  viewDistance: 3,
+  // ?print-pdf: one page per slide, fragments (the answers) shown.
+  pdfSeparateFragments: false,
+  pdfMaxPagesPerSlide: 1,
+  // Speaker notes stay in the speaker view (S), never on the projected slide.
+  showNotes: false,
+};
+
+// Resolved while this classic script runs: the worker sits next to it, so the
+// deck works under any sub-path.
+const WORKER_URL = new URL("worker.js", document.currentScript ? document.currentScript.src : `${deckBaseUrl}js/`).href;
+
+const RECEIVER_MESSAGE = "Esta vista solo refleja las diapositivas; ejecuta las celdas en la ventana principal.";
+
+function startReveal() {
+  const Reveal = window.Reveal;
+  if (!Reveal) return Promise.resolve(null);
+  const plugins = window.RevealNotes ? [window.RevealNotes] : [];
+  return Reveal.initialize({ ...REVEAL_DEFAULTS, plugins }).then(() => Reveal);
+}
+
+function afterFirstPaint(callback) {
+  requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(callback, 0)));
+}
+
+function whenIdle(callback) {
+  if ("requestIdleCallback" in window) window.requestIdleCallback(callback, { timeout: 200 });
+  else setTimeout(callback, 16);
+}
+
+class Deck {
+  constructor() {
+    this.root = document.documentElement;
+    this.root.dataset.python = "off";
+    this.store = new EditStore(deckPath);
+    this.cells = new Map();
+    this.reveal = null;
+    this.autorunDone = false;
+    this.runtime = pythonAllowed
+      ? new PythonRuntime({ workerUrl: WORKER_URL, baseUrl: deckBaseUrl })
+      : null;
+    this.unavailableMessage = isFilePage ? FILE_PAGE_MESSAGE : isReceiver ? RECEIVER_MESSAGE : null;
+    this.status = null;
+    if (!isPrintPdf && !isReceiver) {
+      this.status = new StatusPanel({
+        onRetry: () => this.runtime && this.runtime.restart(),
+        onRestart: () => this.runtime && this.runtime.restart(),
+        onRestoreAll: () => this.restoreAll(),
+      });
+      this.status.show("off", { message: isFilePage ? FILE_PAGE_MESSAGE : "" });
+      this.status.setRestoreEnabled(false);
+    }
+    if (this.runtime) this.watchRuntime();
+    document.addEventListener("cell-edited", () => this.updateRestoreButton());
+  }
+
+  watchRuntime() {
+    const runtime = this.runtime;
+    runtime.addEventListener("state", (event) => {
+      const { state, failure } = event.detail;
+      if (this.status) this.status.show(state, { progress: runtime.progress, failure });
+      if (state === "ready") this.autorun();
+    });
+    runtime.addEventListener("progress", (event) => {
+      if (this.status && runtime.state === "loading") this.status.show("loading", { progress: event.detail });
+    });
+  }
+
+  async start() {
+    this.reveal = await startReveal();
+    const all = Array.from(document.querySelectorAll(".cell[data-cell-id]"));
+    const current = this.reveal ? this.reveal.getCurrentSlide() : null;
+    // Cells on screen first, the rest a few at a time when the page is idle.
+    const first = all.filter((element) => current && current.contains(element));
+    const rest = all.filter((element) => !first.includes(element));
+    first.forEach((element) => this.enhance(element));
+    this.enhanceLater(rest);
+    if (this.reveal) {
+      this.reveal.on("slidechanged", (event) => this.cellsIn(event.currentSlide).forEach((cell) => cell.refresh()));
+    }
+    if (this.runtime) afterFirstPaint(() => this.runtime.start());
+  }
+
+  enhance(element) {
+    if (element.dataset.enhanced) return;
+    try {
+      const cell = new Cell(element, {
+        runtime: this.runtime,
+        store: this.store,
+        readOnly: isPrintPdf,
+        unavailableMessage: this.unavailableMessage,
+      });
+      this.cells.set(cell.id, cell);
+    } catch (error) {
+      // One broken cell must not take the others (or the slides) with it.
+      console.error(`celda ${element.dataset.cellId}:`, error);
+    }
+  }
+
+  enhanceLater(elements) {
+    const batch = elements.splice(0, 4);
+    batch.forEach((element) => this.enhance(element));
+    if (elements.length) {
+      whenIdle(() => this.enhanceLater(elements));
+    } else {
+      this.root.dataset.cells = "ready";
+      this.updateRestoreButton();
+    }
+  }
+
+  cellsIn(slide) {
+    if (!slide) return [];
+    return Array.from(slide.querySelectorAll(".cell[data-cell-id]"))
+      .map((element) => this.cells.get(element.dataset.cellId))
+      .filter(Boolean);
+  }
+
+  /** Once, when Python first becomes ready: recompute the cells on screen. */
+  autorun() {
+    if (this.autorunDone) return;
+    this.autorunDone = true;
+    if (!autorunEnabled || !this.reveal) return;
+    for (const cell of this.cellsIn(this.reveal.getCurrentSlide())) {
+      if (!cell.edited && !this.runtime.isQueued(cell.id) && !this.runtime.isRunning(cell.id)) cell.run();
+    }
+  }
+
+  restoreAll() {
+    for (const cell of this.cells.values()) cell.reset();
+    this.updateRestoreButton();
+  }
+
+  updateRestoreButton() {
+    if (!this.status) return;
+    const anyEdited = Array.from(this.cells.values()).some((cell) => cell.edited);
+    this.status.setRestoreEnabled(anyEdited);
+  }
+}
+
+const deck = new Deck();
+window.dpdeck = deck;
+deck.start().catch((error) => console.error("dpdeck:", error));

@@ -1,0 +1,288 @@
+// Python for the deck: Pyodide inside a dedicated Web Worker, so slides and
+// editors stay responsive while Python boots or runs a cell.
+//
+// Protocol (plain data only):
+//   request  {id, type, payload}        page → worker
+//   reply    {id, ok, result | error}   worker → page, one per request
+//   event    {type, payload}            worker → page, no id
+// Requests: "boot" {base, interruptBuffer?}, "run" {runId, cellId, source, ...}.
+// Events:   "progress" {loaded, total, step}, "stream" {runId, name, text}.
+//
+// Every file is fetched from the deck's own server: a request to any other
+// origin is refused before it leaves the browser.
+
+const STREAM_INTERVAL_MS = 50; // ≤ 20 stream messages per second
+const PROGRESS_INTERVAL_MS = 100;
+const WARM_IMPORTS = ["numpy", "matplotlib", "matplotlib.pyplot", "dpdeck", "dpdeck.cellrun"];
+
+const state = {
+  pyodide: null,
+  runCell: null,
+  loadedBytes: 0,
+  totalBytes: 0,
+  step: "",
+  lastProgressAt: 0,
+  interruptBuffer: null,
+};
+
+// ---------------------------------------------------------------- messaging
+
+function post(message, transfer = []) {
+  self.postMessage(message, transfer);
+}
+
+function emit(type, payload, transfer = []) {
+  post({ type, payload }, transfer);
+}
+
+self.onmessage = async (event) => {
+  const { id, type, payload } = event.data || {};
+  const handler = HANDLERS[type];
+  if (!handler) {
+    post({ id, ok: false, error: { name: "UnknownRequest", message: `Petición desconocida: ${type}` } });
+    return;
+  }
+  try {
+    const { result, transfer } = await handler(payload || {});
+    post({ id, ok: true, result }, transfer || []);
+  } catch (error) {
+    post({ id, ok: false, error: describeError(error) });
+  }
+};
+
+function describeError(error) {
+  const message = error && error.message ? String(error.message) : String(error);
+  const fatal = /fatal error/i.test(message) || Boolean(state.pyodide && state.pyodide._api && state.pyodide._api.fatal_error_occurred);
+  return { name: (error && error.name) || "Error", message, step: state.step, fatal };
+}
+
+// ---------------------------------------------------------------- network guard
+
+const nativeFetch = self.fetch.bind(self);
+
+function resolveUrl(input) {
+  const raw = typeof input === "string" ? input : input instanceof URL ? input.href : input && input.url;
+  return new URL(raw, self.location.href);
+}
+
+// Counts the bytes of every response as they arrive, for the progress bar.
+function countingResponse(response) {
+  if (!response.body) return response;
+  const reader = response.body.getReader();
+  const stream = new ReadableStream({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) {
+        controller.close();
+        return;
+      }
+      addLoadedBytes(value.byteLength);
+      controller.enqueue(value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  // Keeping status and headers lets WebAssembly.instantiateStreaming accept it.
+  return new Response(stream, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
+
+self.fetch = async function guardedFetch(input, init) {
+  const url = resolveUrl(input);
+  if (url.origin !== self.location.origin) {
+    throw new TypeError(
+      `Bloqueado: ${url.href} no pertenece a este servidor. ` +
+        "Las diapositivas funcionan sin conexión y solo cargan archivos de su propia carpeta.",
+    );
+  }
+  const response = await nativeFetch(input, init);
+  return countingResponse(response);
+};
+
+function addLoadedBytes(count) {
+  state.loadedBytes += count;
+  const now = performance.now();
+  if (now - state.lastProgressAt >= PROGRESS_INTERVAL_MS) {
+    state.lastProgressAt = now;
+    emitProgress();
+  }
+}
+
+function emitProgress() {
+  emit("progress", {
+    loaded: state.loadedBytes,
+    total: Math.max(state.totalBytes, state.loadedBytes),
+    step: state.step,
+  });
+}
+
+// Scripts loaded with importScripts do not go through fetch; take their size
+// from Resource Timing once they are in.
+const countedScripts = new Set();
+function countImportedScripts() {
+  for (const entry of performance.getEntriesByType("resource")) {
+    if (!entry.name.endsWith(".js") || countedScripts.has(entry.name)) continue;
+    if (entry.initiatorType === "fetch") continue;
+    countedScripts.add(entry.name);
+    state.loadedBytes += entry.decodedBodySize || entry.encodedBodySize || 0;
+  }
+}
+
+// ---------------------------------------------------------------- boot
+
+async function fetchJson(url, what) {
+  let response;
+  try {
+    response = await self.fetch(url);
+  } catch (error) {
+    throw new Error(`No se pudo descargar ${what} (${url}): ${error.message}`);
+  }
+  if (!response.ok) throw new Error(`No se pudo descargar ${what} (${url}): HTTP ${response.status}`);
+  return response.json();
+}
+
+async function step(name, action) {
+  state.step = name;
+  emitProgress();
+  const started = performance.now();
+  await action();
+  return Math.round(performance.now() - started);
+}
+
+async function boot({ base, interruptBuffer }) {
+  if (state.pyodide) return { result: { alreadyBooted: true } };
+  const baseUrl = new URL(base || "../", self.location.href);
+  const timings = {};
+  const bootStarted = performance.now();
+  let runtime;
+  timings.runtime = await step("runtime.json", async () => {
+    runtime = await fetchJson(new URL("runtime.json", baseUrl), "runtime.json");
+  });
+  state.totalBytes = runtime.bytes || 0;
+  const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
+
+  timings.core = await step("Python", async () => {
+    try {
+      self.importScripts(new URL("pyodide.js", pyodideUrl).href);
+    } catch (error) {
+      throw new Error(`No se pudo cargar pyodide/pyodide.js: ${error.message}`);
+    }
+    state.pyodide = await self.loadPyodide({
+      indexURL: pyodideUrl,
+      env: { MPLBACKEND: "Agg" },
+      stdout: () => {},
+      stderr: () => {},
+    });
+    countImportedScripts();
+  });
+  const pyodide = state.pyodide;
+  if (interruptBuffer) {
+    state.interruptBuffer = interruptBuffer;
+    pyodide.setInterruptBuffer(interruptBuffer);
+  }
+
+  timings.packages = await step("paquetes", async () => {
+    const failures = [];
+    await pyodide.loadPackage(runtime.packages, {
+      messageCallback: () => {},
+      errorCallback: (message) => failures.push(message),
+    });
+    if (failures.length) throw new Error(`No se pudieron cargar los paquetes: ${failures.join("; ")}`);
+  });
+
+  timings.wheel = await step("dpdeck", async () => {
+    const micropip = pyodide.pyimport("micropip");
+    try {
+      await micropip.install.callKwargs(new URL(runtime.wheel, baseUrl).href, { deps: false });
+    } finally {
+      micropip.destroy();
+    }
+  });
+
+  // Importing here, before "ready", makes the first run as fast as the next ones.
+  timings.imports = {};
+  timings.warmup = await step("preparando", async () => {
+    for (const name of WARM_IMPORTS) {
+      const started = performance.now();
+      pyodide.pyimport(name).destroy();
+      timings.imports[name] = Math.round(performance.now() - started);
+    }
+    state.runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
+  });
+  state.step = "listo";
+  state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);
+  emitProgress();
+  timings.total = Math.round(performance.now() - bootStarted);
+  return { result: { timings, bytes: state.loadedBytes, version: runtime.version || "" } };
+}
+
+// ---------------------------------------------------------------- run
+
+// Collects stdout/stderr chunks and posts them at most every STREAM_INTERVAL_MS,
+// so a cell printing in a tight loop cannot flood the page.
+class StreamBatcher {
+  constructor(runId) {
+    this.runId = runId;
+    this.pending = [];
+    this.lastPostAt = 0;
+  }
+
+  add(name, text) {
+    const last = this.pending[this.pending.length - 1];
+    if (last && last.name === name) last.text += text;
+    else this.pending.push({ name, text });
+    if (performance.now() - this.lastPostAt >= STREAM_INTERVAL_MS) this.flush();
+  }
+
+  flush() {
+    this.lastPostAt = performance.now();
+    if (!this.pending.length) return;
+    emit("stream", { runId: this.runId, chunks: this.pending });
+    this.pending = [];
+  }
+}
+
+function toPlainOutputs(outputs) {
+  const transfer = [];
+  for (const output of outputs) {
+    if (output.type === "figure" && output.data instanceof Uint8Array) {
+      transfer.push(output.data.buffer);
+    }
+  }
+  return transfer;
+}
+
+async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
+  if (!state.runCell) throw new Error("Python todavía no está listo.");
+  if (state.interruptBuffer) state.interruptBuffer[0] = 0;
+  const batcher = new StreamBatcher(runId);
+  const onOutput = (output) => {
+    batcher.add(output.get("name"), output.get("text"));
+  };
+  const started = performance.now();
+  let proxy;
+  try {
+    proxy = state.runCell.callKwargs(source, {
+      cell_id: cellId || "celda",
+      on_output: onOutput,
+      max_output_chars: maxOutputChars || 20000,
+      max_figures: maxFigures || 20,
+    });
+  } finally {
+    batcher.flush();
+  }
+  const result = proxy.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
+  proxy.destroy();
+  result.elapsedMs = Math.round(performance.now() - started);
+  return { result, transfer: toPlainOutputs(result.outputs) };
+}
+
+const HANDLERS = {
+  boot: async (payload) => boot(payload),
+  run: async (payload) => run(payload),
+  ping: async () => ({ result: { ready: Boolean(state.runCell) } }),
+};
