@@ -37,6 +37,8 @@ __all__ = [
 
 def describe(value) -> str:
     """Devuelve una representación corta y legible de ``value`` para los mensajes."""
+    if isinstance(value, np.generic) and not isinstance(value, np.bool_):
+        value = value.item()
     if isinstance(value, (bool, np.bool_)):
         return repr(bool(value))
     if isinstance(value, numbers.Integral):

@@ -331,18 +331,19 @@ def gaussian_advanced_epsilon(*, sigma, steps, delta, sensitivity=1.0, delta_sha
 def compare_gaussian_accountants(*, sigma, steps, delta, sensitivity=1.0) -> dict:
     """Las tres contabilidades del mismo Gaussiano repetido, lado a lado.
 
-    Devuelve un diccionario con ``secuencial``, ``avanzada``, ``rdp`` (ε con la
-    conversión clásica, la de la diapositiva), ``rdp_ajustada`` (conversión de
-    Balle et al. 2020) y ``alpha`` (orden óptimo de la clásica).
+    Devuelve un diccionario con ``sequential`` (composición secuencial),
+    ``advanced`` (composición avanzada), ``rdp`` (ε con la conversión clásica,
+    la de la diapositiva), ``rdp_tight`` (conversión de Balle et al. 2020) y
+    ``alpha`` (orden óptimo de la clásica).
     """
     rdp_epsilon, alpha = gaussian_rdp_epsilon(sigma=sigma, steps=steps, delta=delta, sensitivity=sensitivity)
     tight_epsilon, _ = gaussian_rdp_epsilon(
         sigma=sigma, steps=steps, delta=delta, sensitivity=sensitivity, conversion="tight"
     )
     return {
-        "secuencial": gaussian_sequential_epsilon(sigma=sigma, steps=steps, delta=delta, sensitivity=sensitivity),
-        "avanzada": gaussian_advanced_epsilon(sigma=sigma, steps=steps, delta=delta, sensitivity=sensitivity),
+        "sequential": gaussian_sequential_epsilon(sigma=sigma, steps=steps, delta=delta, sensitivity=sensitivity),
+        "advanced": gaussian_advanced_epsilon(sigma=sigma, steps=steps, delta=delta, sensitivity=sensitivity),
         "rdp": rdp_epsilon,
-        "rdp_ajustada": tight_epsilon,
+        "rdp_tight": tight_epsilon,
         "alpha": alpha,
     }

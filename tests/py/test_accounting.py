@@ -61,8 +61,8 @@ def test_lecture_advanced_composition_lies_in_between():
     assert rdp < advanced < sequential
     assert round(advanced) == 1444
     comparison = acc.compare_gaussian_accountants(sigma=SIGMA, steps=STEPS, delta=DELTA)
-    assert comparison["secuencial"] == sequential and comparison["avanzada"] == advanced
-    assert comparison["rdp"] == rdp and comparison["rdp_ajustada"] < rdp
+    assert comparison["sequential"] == sequential and comparison["advanced"] == advanced
+    assert comparison["rdp"] == rdp and comparison["rdp_tight"] < rdp
 
 
 @pytest.mark.parametrize("share", [0.01, 0.1, 0.5, 0.9, 0.99])

@@ -1,0 +1,532 @@
+"""Las consultas de la clase: conteos, sumas recortadas, promedios, histogramas.
+
+Capa "mecanismos y datos": cada función recibe arreglos de numpy (una columna
+del censo, no el censo entero) y, si publica algo ruidoso, un generador
+explícito ``rng: numpy.random.Generator``. Todo está vectorizado: ningún bucle
+de Python recorre personas.
+
+Limitaciones comunes (código de enseñanza):
+
+* Privacidad por registro: cada fila es una persona distinta.
+* Ruido en punto flotante (ataque de Mironov 2012; ver ``dpdeck.mechanisms``).
+* Las cotas (``bound``, ``upper``, las categorías, los candidatos) deben ser
+  conocimiento público: si se eligen mirando los datos, esa mirada también
+  gasta presupuesto (ver ``choose_clipping_bound``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ._checks import (
+    check_delta,
+    check_epsilon,
+    check_finite,
+    check_nonempty,
+    check_positive,
+    check_positive_int,
+    check_rng,
+    check_values,
+    describe,
+)
+from .mechanisms import (
+    add_laplace_noise,
+    gaussian_sigma,
+    laplace_mechanism,
+    laplace_scale,
+)
+
+__all__ = [
+    "count",
+    "private_count",
+    "clip",
+    "private_clipped_sum",
+    "measure_clipping_error",
+    "ideal_clipping_bound",
+    "ClippingChoice",
+    "choose_clipping_bound",
+    "private_mean",
+    "histogram_counts",
+    "private_histogram",
+    "average_releases",
+    "measure_averaging_error",
+    "local_sensitivity_of_sum",
+    "unsafe_sum_with_local_sensitivity",
+    "measure_local_sensitivity_leak",
+    "publish_random_person",
+    "random_person_delta",
+    "laplace_vs_gaussian_vector_error",
+    "vector_crossover_k",
+]
+
+
+# ------------------------------------------------------------------ conteos --
+
+
+def _check_condition(condition, *, name: str = "condicion") -> np.ndarray:
+    array = np.asarray(condition)
+    if array.dtype != bool:
+        raise ValueError(
+            f"{name} debe ser un arreglo booleano (por ejemplo edad > 40); "
+            f"se recibió un arreglo de tipo {array.dtype}: {describe(array)}"
+        )
+    if array.ndim != 1:
+        raise ValueError(f"{name} debe ser unidimensional; se recibió forma {array.shape}")
+    check_nonempty(array, name=name)
+    return array
+
+
+def count(condition) -> int:
+    """Cuenta cuántas personas cumplen una condición (arreglo booleano). Sin privacidad.
+
+    Sensibilidad: 1. Agregar o quitar a una persona cambia el conteo en 0 o 1,
+    sea cual sea el tamaño de la base (Dwork y Roth 2014, sección 3.3).
+    """
+    return int(np.count_nonzero(_check_condition(condition)))
+
+
+def private_count(condition, *, epsilon, rng) -> float:
+    """Conteo privado: número de ``True`` en ``condition`` más ruido Lap(1/ε).
+
+    Fórmula: M(D) = #{i : condición_i} + Lap(1/ε).
+    Garantía: ε-DP, porque el conteo tiene sensibilidad 1 (Dwork y Roth 2014,
+    Teorema 3.6). El error absoluto esperado es 1/ε, independiente de n.
+    """
+    return laplace_mechanism(float(count(condition)), sensitivity=1.0, epsilon=epsilon, rng=rng)
+
+
+# ------------------------------------------------------------ sumas y codo --
+
+
+def clip(values, *, bound) -> np.ndarray:
+    """Recorta cada valor al intervalo [0, b]: min(max(x, 0), b).
+
+    Después del recorte, una persona mueve la suma en a lo sumo b: la
+    sensibilidad de la suma pasa a ser b "por construcción". Los valores
+    negativos se llevan a 0 (las columnas de la clase —edad, ganancias de
+    capital— son no negativas).
+    """
+    values = check_values(values)
+    bound = check_positive(bound, name="bound")
+    return np.clip(values, 0.0, bound)
+
+
+def private_clipped_sum(values, *, bound, epsilon, rng) -> float:
+    """Suma recortada y privada: Σ clip(x_i, 0, b) + Lap(b/ε).
+
+    Garantía: ε-DP, porque la suma recortada tiene sensibilidad b (agregar o
+    quitar una persona la mueve en a lo sumo b). Referencia: Dwork y Roth
+    (2014), Teorema 3.6; Near y Abuah (2021), cap. 5.
+
+    El precio: sesgo Σ max(x_i − b, 0) hacia abajo si b es chico, ruido de
+    escala b/ε si b es grande (ver ``measure_clipping_error``).
+    """
+    clipped_sum = float(np.sum(clip(values, bound=bound)))
+    return laplace_mechanism(clipped_sum, sensitivity=bound, epsilon=epsilon, rng=rng)
+
+
+def measure_clipping_error(values, *, bounds, epsilon, rng, trials=200) -> dict:
+    """Mide el dilema del recorte: sesgo, ruido y error total para cada cota b.
+
+    Para cada b de ``bounds`` y ``trials`` repeticiones de la suma privada:
+
+    * ``bias`` = Σ max(x_i − b, 0) (cuánto se pierde al recortar, exacto;
+      supone valores no negativos, como ``clip``);
+    * ``noise`` = promedio de |Lap(b/ε)| en las repeticiones (≈ b/ε);
+    * ``total`` = promedio de |suma privada − suma verdadera|.
+
+    El sesgo decrece y el ruido crece con b, así que ``total`` tiene un mínimo
+    interior (el "codo") si las cotas van desde valores chicos hasta más allá
+    del máximo; ``best_bound`` es la b que lo alcanza. El codo está donde
+    quedan unas 1/ε personas por encima de b (``ideal_clipping_bound``): con ε
+    chico queda claramente dentro del rango de los datos. Ojo: elegir b así
+    mira la suma verdadera, no es privado; la versión privada es
+    ``choose_clipping_bound``. Todo vectorizado en una matriz trials × bounds.
+
+    Devuelve un diccionario con ``bounds``, ``bias``, ``noise``, ``total``
+    (arreglos) y ``best_bound``.
+    """
+    values = check_values(values)
+    bounds = check_values(bounds, name="bounds")
+    if (bounds <= 0).any():
+        check_positive(float(bounds[bounds <= 0][0]), name="cada bound")
+    epsilon = check_epsilon(epsilon)
+    rng = check_rng(rng)
+    trials = check_positive_int(trials, name="trials")
+    true_sum = float(np.sum(values))
+    bias = np.maximum(values[:, None] - bounds[None, :], 0.0).sum(axis=0)
+    clipped_sums = true_sum - bias
+    noise = rng.laplace(0.0, 1.0, size=(trials, bounds.size)) * (bounds / epsilon)
+    released = clipped_sums[None, :] + noise
+    total = np.mean(np.abs(released - true_sum), axis=0)
+    return {
+        "bounds": bounds,
+        "bias": bias,
+        "noise": np.mean(np.abs(noise), axis=0),
+        "total": total,
+        "best_bound": float(bounds[int(np.argmin(total))]),
+    }
+
+
+def ideal_clipping_bound(values, *, epsilon) -> float:
+    """Cota que minimiza sesgo + ruido esperado de la suma recortada. NO es privada.
+
+    Con g(b) = Σ max(x_i − b, 0) + b/ε (sesgo más E|Lap(b/ε)|), la derivada es
+    g'(b) = 1/ε − #{i : x_i > b}: el óptimo está donde quedan 1/ε personas por
+    encima de b, es decir, en el ⌈1/ε⌉-ésimo valor más grande. Con ε = 1 es el
+    máximo (no conviene recortar); con ε = 0,05, el vigésimo más grande. Sirve
+    de referencia para las figuras: calcularla mira los datos sin ruido.
+    """
+    values = check_values(values)
+    rank = math.ceil(1.0 / check_epsilon(epsilon))
+    if rank > values.size:
+        return 0.0
+    return float(max(np.sort(values)[-rank], 0.0))
+
+
+class ClippingChoice(NamedTuple):
+    """Cota elegida en privado y el presupuesto que costó elegirla."""
+
+    bound: float
+    epsilon_spent: float
+
+
+DEFAULT_CLIPPING_CANDIDATES = np.logspace(0.0, 6.0, 25)
+
+
+def choose_clipping_bound(values, *, epsilon, rng, candidates=None, final_epsilon=None) -> ClippingChoice:
+    """Busca en privado la cota de recorte b del codo, y declara el ε que gastó.
+
+    Idea: el error esperado de la suma recortada, sesgo + b/ε_final, es mínimo
+    donde quedan 1/ε_final personas por encima de b (ver
+    ``ideal_clipping_bound``). Se estima en privado cuántas personas superan
+    cada candidato b_1 < … < b_m:
+
+    1. histograma de los valores sobre los intervalos (−∞, b_1], (b_1, b_2], …,
+       (b_m, ∞) con ruido Lap(1/ε) en cada barra — cada persona cae en una sola
+       barra, así que todo el histograma cuesta ε (composición paralela);
+    2. sumas acumuladas desde arriba: N̂(b_j) ≈ #{x > b_j} (post-procesamiento,
+       gratis);
+    3. se elige el menor b_j con N̂(b_j) ≤ 1/ε_final + 2·(desviación del ruido
+       de N̂(b_j)), donde ε_final (``final_epsilon``, por defecto ``epsilon``)
+       es el presupuesto de la suma que vendrá después. El margen evita que el
+       ruido de una cola vacía empuje b muy por encima de los datos.
+
+    Garantía: la búsqueda es ε-DP. Honestidad contable: publicar después la
+    suma con ε_final cuesta en total ε + ε_final (composición secuencial,
+    Dwork y Roth 2014, Teorema 3.16); la búsqueda no es un preprocesamiento
+    gratuito.
+
+    Limitaciones: los candidatos deben venir del rango público de la variable
+    (por defecto 10⁰ … 10⁶ en 25 pasos geométricos), no de los datos. Con
+    ε_final grande (1/ε_final de pocas personas) la búsqueda no distingue "una
+    persona por encima" de "ninguna" y tiende a elegir una b algo mayor que la
+    ideal: el máximo de una base no se puede estimar en privado.
+
+    Devuelve ``ClippingChoice(bound, epsilon_spent)``.
+    """
+    values = check_values(values)
+    epsilon = check_epsilon(epsilon)
+    rng = check_rng(rng)
+    final_epsilon = epsilon if final_epsilon is None else check_epsilon(final_epsilon, name="final_epsilon")
+    edges = DEFAULT_CLIPPING_CANDIDATES if candidates is None else check_values(candidates, name="candidates")
+    if (edges <= 0).any():
+        check_positive(float(edges[edges <= 0][0]), name="cada candidato")
+    edges = np.unique(edges)
+    bucket = np.searchsorted(edges, values, side="left")  # bucket j holds b_j < x <= b_{j+1}
+    counts = np.bincount(bucket, minlength=edges.size + 1).astype(float)
+    noisy = add_laplace_noise(counts, scale=1.0 / epsilon, rng=rng)
+    above = np.cumsum(noisy[::-1])[::-1][1:]  # above[j] estimates #{x > b_j}
+    # above[j] adds m - j independent Lap(1/ε) draws; allowing two of their standard
+    # deviations keeps an empty tail from looking populated (which would push b far
+    # above the data) at the price of stopping where a few more than 1/ε_final remain.
+    buckets_summed = edges.size - np.arange(edges.size)
+    margin = 2.0 * np.sqrt(2.0 * buckets_summed) / epsilon
+    acceptable = np.flatnonzero(above <= 1.0 / final_epsilon + margin)
+    chosen = edges[acceptable[0]] if acceptable.size else edges[-1]
+    return ClippingChoice(bound=float(chosen), epsilon_spent=epsilon)
+
+
+# ---------------------------------------------------------------- promedios --
+
+
+def private_mean(values, *, upper, epsilon, rng) -> float:
+    """Promedio privado como cociente de dos consultas privadas.
+
+    Fórmula: (Σ clip(x_i, 0, U) + Lap(U/(ε/2))) / (n + Lap(1/(ε/2))).
+
+    Garantía: ε-DP por composición secuencial: ε/2 para la suma (sensibilidad
+    U, la cota superior pública —90 para la edad—) y ε/2 para el conteo
+    (sensibilidad 1); el cociente es post-procesamiento. Referencia: Near y
+    Abuah (2021), cap. 5; Dwork y Roth (2014), Teorema 3.16.
+
+    El conteo ruidoso se lleva a un mínimo de 1 antes de dividir
+    (post-procesamiento, no cuesta presupuesto).
+    """
+    values = check_values(values)
+    upper = check_positive(upper, name="upper")
+    epsilon = check_epsilon(epsilon)
+    rng = check_rng(rng)
+    half = epsilon / 2.0
+    noisy_sum = laplace_mechanism(float(np.sum(np.clip(values, 0.0, upper))), sensitivity=upper, epsilon=half, rng=rng)
+    noisy_count = laplace_mechanism(float(values.size), sensitivity=1.0, epsilon=half, rng=rng)
+    return noisy_sum / max(noisy_count, 1.0)
+
+
+# --------------------------------------------------------------- histograma --
+
+
+def _check_labels(labels, categories):
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels debe ser unidimensional; se recibió forma {labels.shape}")
+    check_nonempty(labels, name="labels")
+    categories = np.asarray(categories)
+    check_nonempty(categories, name="categories")
+    if np.unique(categories).size != categories.size:
+        raise ValueError(f"categories no puede repetir categorías; se recibió {describe(categories)}")
+    return labels, categories
+
+
+def histogram_counts(labels, *, categories) -> np.ndarray:
+    """Cuántas personas hay en cada categoría, en el orden de ``categories``. Sin privacidad.
+
+    Una etiqueta fuera de ``categories`` es un error: la lista de categorías es
+    pública y fija, no se deduce de los datos.
+    """
+    labels, categories = _check_labels(labels, categories)
+    order = np.argsort(categories, kind="stable")
+    sorted_categories = categories[order]
+    position = np.searchsorted(sorted_categories, labels)
+    position_in_range = np.minimum(position, sorted_categories.size - 1)
+    unknown = (position >= sorted_categories.size) | (sorted_categories[position_in_range] != labels)
+    if unknown.any():
+        raise ValueError(
+            f"labels contiene una categoría que no está en categories: {describe(labels[unknown.argmax()])}"
+        )
+    counts_sorted = np.bincount(position_in_range, minlength=categories.size)
+    counts = np.empty(categories.size, dtype=int)
+    counts[order] = counts_sorted
+    return counts
+
+
+def private_histogram(labels, *, categories, epsilon, rng) -> np.ndarray:
+    """Histograma privado: cada barra más ruido Lap(1/ε) independiente.
+
+    Garantía: ε-DP en total, no kε (composición paralela): cada persona cae en
+    una sola categoría y solo mueve una barra en 1. Referencia: McSherry
+    (2009), PINQ; Dwork y Roth (2014), sección 3.3.
+
+    Con ε = 0,5 cada barra se equivoca en promedio E|Lap(2)| = 2 personas,
+    sobre barras de cientos. Devuelve conteos ruidosos (``float``) en el orden
+    de ``categories``.
+    """
+    counts = histogram_counts(labels, categories=categories).astype(float)
+    return laplace_mechanism(counts, sensitivity=1.0, epsilon=epsilon, rng=rng)
+
+
+# ------------------------------------------------------------- promediar --
+
+
+def average_releases(value, *, k, epsilon, rng, sensitivity=1.0) -> float:
+    """Promedio de k publicaciones ruidosas del mismo valor: el ataque por repetición.
+
+    Fórmula: (1/k) Σ_j (f(D) + Lap(Δ/ε)); su desviación estándar es √2 Δ/(ε√k),
+    así que el error cae como 1/√k y con k grande el atacante recupera f(D).
+
+    Garantía: solo kε-DP (composición secuencial, Dwork y Roth 2014, Teorema
+    3.16): por eso el presupuesto debe sumar.
+    """
+    value = check_finite(value, name="valor")
+    k = check_positive_int(k, name="k")
+    scale = laplace_scale(sensitivity=sensitivity, epsilon=epsilon)
+    rng = check_rng(rng)
+    return float(value + np.mean(rng.laplace(0.0, scale, size=k)))
+
+
+def measure_averaging_error(value, *, ks, epsilon, rng, trials=2000, sensitivity=1.0) -> dict:
+    """Error del ataque por repetición para cada k: raíz del error cuadrático medio.
+
+    Para cada k de ``ks`` repite ``trials`` veces ``average_releases`` y mide
+    √(promedio de (estimación − f(D))²). Devuelve ``ks``, ``error`` (medido),
+    ``expected`` = √2 Δ/(ε√k) y ``epsilon_spent`` = kε (lo que costó cada
+    estimación).
+    """
+    value = check_finite(value, name="valor")
+    ks = np.array([check_positive_int(k, name="cada k") for k in np.atleast_1d(ks)], dtype=int)
+    check_nonempty(ks, name="ks")
+    scale = laplace_scale(sensitivity=sensitivity, epsilon=epsilon)
+    rng = check_rng(rng)
+    trials = check_positive_int(trials, name="trials")
+    errors = np.array(
+        [math.sqrt(np.mean(rng.laplace(0.0, scale, size=(trials, k)).mean(axis=1) ** 2)) for k in ks]
+    )
+    return {
+        "ks": ks,
+        "error": errors,
+        "expected": math.sqrt(2.0) * scale / np.sqrt(ks),
+        "epsilon_spent": ks * check_epsilon(epsilon),
+    }
+
+
+# ------------------------------------------------------- sensibilidad local --
+
+
+def local_sensitivity_of_sum(values) -> float:
+    """Sensibilidad "local" de la suma en esta base: max |x_i|.
+
+    Es cuánto cambia la suma al quitar a la persona de esta base que más
+    aporta. Depende de los datos; la sensibilidad global (el peor caso sobre
+    todas las bases) es infinita sin recorte.
+    """
+    return float(np.max(np.abs(check_values(values))))
+
+
+def unsafe_sum_with_local_sensitivity(values, *, epsilon, rng) -> tuple:
+    """NO es privado: suma con ruido calibrado a la sensibilidad local.
+
+    Fórmula: Σ x_i + Lap(LS(D)/ε), LS(D) = max |x_i|.
+
+    Por qué falla: la escala del ruido depende de los datos. Una base con un
+    valor extremo recibe mucho más ruido que su vecina sin él, y una salida
+    lejos de la suma delata al extremo: la razón de probabilidades entre
+    vecinas no está acotada por e^ε. Las alternativas legítimas son smooth
+    sensitivity (Nissim, Raskhodnikova y Smith 2007), sample-and-aggregate y
+    propose-test-release (Dwork y Lei 2009).
+
+    Devuelve ``(suma_ruidosa, escala)``: la escala es justo lo que filtra.
+    """
+    values = check_values(values)
+    scale = local_sensitivity_of_sum(values) / check_epsilon(epsilon)
+    if scale == 0.0:
+        return float(np.sum(values)), 0.0
+    return add_laplace_noise(float(np.sum(values)), scale=scale, rng=rng), scale
+
+
+def measure_local_sensitivity_leak(values, *, extreme_value, epsilon, rng, releases=2000, false_positive_rate=0.01) -> dict:
+    """Muestra que calibrar a la sensibilidad local rompe la garantía.
+
+    Bases vecinas: D = ``values`` y D' = D más una persona con ``extreme_value``.
+    Se publican ``releases`` sumas con ``unsafe_sum_with_local_sensitivity``
+    sobre cada una. Un atacante que conoce D (el adversario de la definición)
+    decide "el extremo está" si |salida − Σ D| > τ, con τ elegido para un
+    falso positivo de ``false_positive_rate`` bajo D.
+
+    Si el mecanismo fuera ε-DP, la tasa de aciertos no podría superar
+    e^ε · (tasa de falsos positivos): es la definición aplicada al conjunto S
+    de salidas que hacen decir "está" (la lectura de DP como prueba de
+    hipótesis, Wasserman y Zhou 2010). Devuelve las dos
+    escalas, la dispersión observada (mediana de |salida − mediana|) en cada
+    base, las tasas medidas y ese límite ``dp_limit``.
+    """
+    values = check_values(values)
+    extreme_value = check_finite(extreme_value, name="extreme_value")
+    epsilon = check_epsilon(epsilon)
+    rng = check_rng(rng)
+    releases = check_positive_int(releases, name="releases")
+    target = check_positive(false_positive_rate, name="false_positive_rate")
+    with_extreme = np.append(values, extreme_value)
+    scale_without = local_sensitivity_of_sum(values) / epsilon
+    scale_with = local_sensitivity_of_sum(with_extreme) / epsilon
+    out_without = float(np.sum(values)) + rng.laplace(0.0, scale_without, size=releases)
+    out_with = float(np.sum(with_extreme)) + rng.laplace(0.0, scale_with, size=releases)
+    threshold = scale_without * math.log(1.0 / min(target, 1.0))
+    reference = float(np.sum(values))
+    fpr = float(np.mean(np.abs(out_without - reference) > threshold))
+    tpr = float(np.mean(np.abs(out_with - reference) > threshold))
+    return {
+        "scale_without": scale_without,
+        "scale_with": scale_with,
+        "spread_without": float(np.median(np.abs(out_without - np.median(out_without)))),
+        "spread_with": float(np.median(np.abs(out_with - np.median(out_with)))),
+        "threshold": threshold,
+        "false_positive_rate": fpr,
+        "true_positive_rate": tpr,
+        "dp_limit": math.exp(epsilon) * fpr,
+    }
+
+
+# ------------------------------------------------------ la regla δ ≪ 1/n --
+
+
+def publish_random_person(records, *, rng):
+    """Publica el registro completo de una persona elegida al azar. Evidentemente inaceptable.
+
+    Y sin embargo es (0, 1/n)-DP: entre bases vecinas la distribución de la
+    salida cambia en variación total a lo sumo 1/n (ver
+    ``random_person_delta``). Por eso δ debe ser mucho menor que 1/n.
+    Referencia: Dwork y Roth (2014), discusión tras la Definición 2.4.
+    """
+    records = np.asarray(records)
+    check_nonempty(records, name="records")
+    rng = check_rng(rng)
+    return records[int(rng.integers(records.shape[0]))]
+
+
+def random_person_delta(*, n) -> float:
+    """δ con que "publicar una persona al azar" satisface (0, δ)-DP: 1/n.
+
+    Para bases vecinas D (n personas) y D' (una más o una menos), y todo
+    conjunto de salidas S: Pr[M(D) ∈ S] ≤ Pr[M(D') ∈ S] + 1/n. La regla
+    práctica δ ≪ 1/n (δ ≈ 1/n² o 10⁻⁵) descarta este mecanismo.
+    """
+    return 1.0 / check_positive_int(n, name="n")
+
+
+# --------------------------------------------- Laplace contra Gauss, vector --
+
+
+def laplace_vs_gaussian_vector_error(k, *, epsilon, delta, measure="std") -> dict:
+    """Ruido por componente de Laplace y de Gauss para una consulta de k componentes.
+
+    Una persona mueve cada una de las k componentes en 1: Δ₁ = k, Δ₂ = √k.
+
+    * Laplace: escala k/ε, desviación estándar √2·k/ε, error absoluto medio k/ε.
+    * Gauss (clásico, ε < 1): σ = √k·√(2 ln(1,25/δ))/ε, error absoluto medio σ√(2/π).
+
+    ``measure="std"`` compara desviaciones estándar y ``"mean_abs"`` errores
+    absolutos medios. La razón Gauss/Laplace no depende de ε (ambas escalan
+    como 1/ε), así que el cruce solo depende de δ (ver ``vector_crossover_k``).
+    Referencias: Dwork y Roth (2014), Teoremas 3.6 y A.1.
+
+    Devuelve ``k``, ``laplace`` y ``gauss`` (números o arreglos, según ``k``).
+    """
+    scalar = np.ndim(k) == 0
+    ks = np.array([check_positive_int(x, name="k") for x in np.atleast_1d(k)], dtype=float)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    sigma = np.sqrt(ks) * gaussian_sigma(sensitivity=1.0, epsilon=epsilon, delta=delta)
+    if measure == "std":
+        laplace, gauss = math.sqrt(2.0) * ks / epsilon, sigma
+    elif measure == "mean_abs":
+        laplace, gauss = ks / epsilon, sigma * math.sqrt(2.0 / math.pi)
+    else:
+        raise ValueError(f"measure debe ser 'std' o 'mean_abs'; se recibió {measure!r}")
+    if scalar:
+        return {"k": int(ks[0]), "laplace": float(laplace[0]), "gauss": float(gauss[0])}
+    return {"k": ks.astype(int), "laplace": laplace, "gauss": gauss}
+
+
+def vector_crossover_k(*, delta, measure="std") -> int:
+    """Menor número de componentes k desde el cual el ruido de Gauss es menor que el de Laplace.
+
+    Con c = √(2 ln(1,25/δ)):
+
+    * desviación estándar: c√k < √2·k ⇔ k > c²/2 = ln(1,25/δ); con δ = 10⁻⁵,
+      k > 11,74 → desde k = 12 (el número de la clase);
+    * error absoluto medio: c√k·√(2/π) < k ⇔ k > (4/π) ln(1,25/δ) ≈ 14,9 →
+      desde k = 15.
+
+    No depende de ε: Laplace y Gauss escalan ambos como 1/ε.
+    """
+    log_term = math.log(1.25 / check_delta(delta))
+    if measure == "std":
+        threshold = log_term
+    elif measure == "mean_abs":
+        threshold = 4.0 * log_term / math.pi
+    else:
+        raise ValueError(f"measure debe ser 'std' o 'mean_abs'; se recibió {measure!r}")
+    return int(math.floor(threshold)) + 1
