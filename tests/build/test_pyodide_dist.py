@@ -1,0 +1,78 @@
+"""--pyodide-dist takes an official Pyodide 0.27.7 folder or tarball; every wheel is checked against the lock."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+
+import pytest
+
+from conftest import ROOT, run_build, write_deck
+
+TINY_DECK = {"00.md": "# Solo texto\n"}
+
+
+@pytest.fixture(scope="module")
+def official_folder(tmp_path_factory, sample_build):
+    """A folder laid out like the official distribution (pyodide/…), made from verified files."""
+    folder = tmp_path_factory.mktemp("oficial") / "pyodide"
+    folder.mkdir()
+    npm = ROOT / "node_modules" / "pyodide"
+    for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"):
+        shutil.copyfile(npm / name, folder / name)
+    for wheel in (sample_build / "pyodide").glob("*.whl"):
+        shutil.copyfile(wheel, folder / wheel.name)
+    return folder
+
+
+def pyodide_files(out):
+    files = json.loads((out / "manifest.json").read_text())["files"]
+    return {name: digest for name, digest in files.items() if name.startswith("pyodide/")}
+
+
+def test_folder_gives_the_same_pyodide_files(official_folder, sample_build, tmp_path):
+    slides = write_deck(tmp_path / "slides", TINY_DECK)
+    result = run_build(slides, tmp_path / "dist", "--pyodide-dist", str(official_folder.parent),
+                       env={"DPDECK_CACHE": str(tmp_path / "cache")})
+    assert result.returncode == 0, result.stderr
+    assert pyodide_files(tmp_path / "dist") == pyodide_files(sample_build)
+
+
+def test_tarball_gives_the_same_pyodide_files(official_folder, sample_build, tmp_path):
+    tarball = tmp_path / "pyodide-0.27.7.tar.gz"
+    with tarfile.open(tarball, "w:gz", compresslevel=1) as archive:
+        archive.add(official_folder, arcname="pyodide")
+    slides = write_deck(tmp_path / "slides", TINY_DECK)
+    result = run_build(slides, tmp_path / "dist", "--pyodide-dist", str(tarball),
+                       env={"DPDECK_CACHE": str(tmp_path / "cache")})
+    assert result.returncode == 0, result.stderr
+    assert pyodide_files(tmp_path / "dist") == pyodide_files(sample_build)
+
+
+def test_a_wheel_that_differs_from_the_lock_stops_the_build(official_folder, tmp_path):
+    tampered = tmp_path / "pyodide"
+    shutil.copytree(official_folder, tampered)
+    wheel = next(tampered.glob("numpy-*.whl"))
+    wheel.write_bytes(wheel.read_bytes() + b"\0")
+    slides = write_deck(tmp_path / "slides", TINY_DECK)
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "anterior.txt").write_text("intacto")
+    result = run_build(slides, tmp_path / "dist", "--pyodide-dist", str(tampered),
+                       env={"DPDECK_CACHE": str(tmp_path / "cache")})
+    assert result.returncode != 0
+    assert wheel.name in result.stderr and "no coincide" in result.stderr, result.stderr
+    assert [path.name for path in (tmp_path / "dist").iterdir()] == ["anterior.txt"]
+
+
+def test_a_damaged_cache_entry_is_dropped_and_fetched_again(official_folder, tmp_path):
+    slides = write_deck(tmp_path / "slides", TINY_DECK)
+    cache = tmp_path / "cache"
+    arguments = (slides, tmp_path / "dist", "--pyodide-dist", str(official_folder))
+    assert run_build(*arguments, env={"DPDECK_CACHE": str(cache)}).returncode == 0
+    cached = next(cache.glob("files/*/matplotlib-*.whl"))
+    cached.write_bytes(b"roto")
+    result = run_build(*arguments, env={"DPDECK_CACHE": str(cache)})
+    assert result.returncode == 0, result.stderr
+    assert "dañado" in result.stdout
+    assert (tmp_path / "dist" / "pyodide" / cached.name).read_bytes() == (official_folder / cached.name).read_bytes()
