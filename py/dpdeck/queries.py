@@ -400,6 +400,7 @@ def unsafe_sum_with_local_sensitivity(values, *, epsilon, rng) -> tuple:
     Devuelve ``(suma_ruidosa, escala)``: la escala es justo lo que filtra.
     """
     values = check_values(values)
+    rng = check_rng(rng)
     scale = local_sensitivity_of_sum(values) / check_epsilon(epsilon)
     if scale == 0.0:
         return float(np.sum(values)), 0.0
@@ -427,13 +428,13 @@ def measure_local_sensitivity_leak(values, *, extreme_value, epsilon, rng, relea
     epsilon = check_epsilon(epsilon)
     rng = check_rng(rng)
     releases = check_positive_int(releases, name="releases")
-    target = check_positive(false_positive_rate, name="false_positive_rate")
+    target = check_delta(false_positive_rate, name="false_positive_rate")
     with_extreme = np.append(values, extreme_value)
     scale_without = local_sensitivity_of_sum(values) / epsilon
     scale_with = local_sensitivity_of_sum(with_extreme) / epsilon
     out_without = float(np.sum(values)) + rng.laplace(0.0, scale_without, size=releases)
     out_with = float(np.sum(with_extreme)) + rng.laplace(0.0, scale_with, size=releases)
-    threshold = scale_without * math.log(1.0 / min(target, 1.0))
+    threshold = scale_without * math.log(1.0 / target)
     reference = float(np.sum(values))
     fpr = float(np.mean(np.abs(out_without - reference) > threshold))
     tpr = float(np.mean(np.abs(out_with - reference) > threshold))
@@ -463,7 +464,8 @@ def publish_random_person(records, *, rng):
     records = np.asarray(records)
     check_nonempty(records, name="records")
     rng = check_rng(rng)
-    return records[int(rng.integers(records.shape[0]))]
+    chosen = records[int(rng.integers(records.shape[0]))]
+    return chosen.item() if isinstance(chosen, np.generic) else chosen
 
 
 def random_person_delta(*, n) -> float:

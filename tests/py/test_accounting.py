@@ -12,10 +12,6 @@ import pytest
 
 from dpdeck import accounting as acc
 
-dp_accounting = pytest.importorskip("dp_accounting")
-from dp_accounting.rdp import RdpAccountant  # noqa: E402
-from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS  # noqa: E402
-
 SIGMA, STEPS, DELTA = 20.0, 10_000, 1e-5
 
 
@@ -167,7 +163,15 @@ def test_gaussian_classic_epsilon_refuses_epsilon_at_least_one():
 # ------------------------------------------------- contraste con dp-accounting --
 
 
-def _reference_epsilon(sigma, steps, delta, orders):
+@pytest.fixture(scope="module")
+def reference():
+    """La biblioteca dp-accounting (dependencia solo de pruebas) como referencia independiente."""
+    return pytest.importorskip("dp_accounting")
+
+
+def _reference_epsilon(dp_accounting, sigma, steps, delta, orders):
+    from dp_accounting.rdp import RdpAccountant
+
     accountant = RdpAccountant(orders=orders)
     accountant.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(sigma), steps))
     epsilon, order = accountant.get_epsilon_and_optimal_order(delta)
@@ -177,35 +181,38 @@ def _reference_epsilon(sigma, steps, delta, orders):
 @pytest.mark.parametrize("sigma", [0.8, 1.0, 5.0, 20.0])
 @pytest.mark.parametrize("steps", [1, 100, 10_000])
 @pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-8])
-def test_tight_conversion_agrees_with_dp_accounting(sigma, steps, delta):
+def test_tight_conversion_agrees_with_dp_accounting(reference, sigma, steps, delta):
     """Mismos órdenes (los de dp-accounting), misma conversión ajustada (la de Balle et al.
     2020 que usa RdpAccountant): ambas calculan la misma expresión en float64, sumando k
     veces α/(2σ²) frente a multiplicar, así que solo difieren por redondeo (< 1e-9 relativo).
     Los órdenes de dp-accounting empiezan en 1,1 > 1,01, fuera de su caso especial."""
-    orders = np.array(DEFAULT_RDP_ORDERS, dtype=float)
-    reference, reference_order = _reference_epsilon(sigma, steps, delta, orders)
+    orders = np.array(reference.rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS, dtype=float)
+    expected, reference_order = _reference_epsilon(reference, sigma, steps, delta, orders)
     ours, our_order = acc.gaussian_rdp_epsilon(
         sigma=sigma, steps=steps, delta=delta, alphas=orders, conversion="tight"
     )
-    assert ours == pytest.approx(reference, rel=1e-9, abs=1e-12)
+    assert ours == pytest.approx(expected, rel=1e-9, abs=1e-12)
     assert our_order == reference_order
 
 
 @pytest.mark.parametrize("sigma, steps, delta", [(20.0, 10_000, 1e-5), (1.0, 100, 1e-5), (3.0, 1000, 1e-7)])
-def test_continuous_optimum_is_at_most_dp_accounting_grid_result(sigma, steps, delta):
+def test_continuous_optimum_is_at_most_dp_accounting_grid_result(reference, sigma, steps, delta):
     """Optimizando α en continuo nunca se obtiene más que con la rejilla de dp-accounting, y a
     lo sumo un 3 % menos (la rejilla de dp-accounting tiene paso 0,1 cerca del óptimo)."""
-    reference, _ = _reference_epsilon(sigma, steps, delta, DEFAULT_RDP_ORDERS)
+    orders = reference.rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS
+    expected, _ = _reference_epsilon(reference, sigma, steps, delta, orders)
     ours, _ = acc.gaussian_rdp_epsilon(sigma=sigma, steps=steps, delta=delta, conversion="tight")
-    assert ours <= reference * (1 + 1e-12)
-    assert ours >= 0.97 * reference
+    assert ours <= expected * (1 + 1e-12)
+    assert ours >= 0.97 * expected
 
 
-def test_classic_conversion_matches_dp_accounting_rdp_curve():
+def test_classic_conversion_matches_dp_accounting_rdp_curve(reference):
     """La conversión clásica aplicada a la curva RDP compuesta por dp-accounting da nuestro ε."""
-    orders = np.array(DEFAULT_RDP_ORDERS, dtype=float)
+    from dp_accounting.rdp import RdpAccountant
+
+    orders = np.array(reference.rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS, dtype=float)
     accountant = RdpAccountant(orders=orders)
-    accountant.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(SIGMA), STEPS))
+    accountant.compose(reference.SelfComposedDpEvent(reference.GaussianDpEvent(SIGMA), STEPS))
     reference_curve = np.array(accountant._rdp)  # the composed RDP curve; no public getter exists
     np.testing.assert_allclose(STEPS * acc.gaussian_rdp(alpha=orders, sigma=SIGMA), reference_curve, rtol=1e-12)
     ours = acc.rdp_to_dp(rdp=reference_curve, alphas=orders, delta=DELTA)
