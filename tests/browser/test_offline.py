@@ -148,16 +148,16 @@ def test_deck_shows_first_slide_and_runs_a_cell_offline(server, request, dist_di
     assert " ".join(title.split()) == first_title(dist_dir)
     page.screenshot(path=str(artifacts_dir / f"offline-first-slide-{server}.png"))
 
-    page.wait_for_function("document.documentElement.dataset.python === 'ready' "
-                           "|| document.documentElement.dataset.python === 'error'", timeout=PYTHON_READY_MS)
-    assert page.evaluate("document.documentElement.dataset.python") == "ready"
+    page.wait_for_function("() => ['ready', 'error'].includes(document.documentElement.dataset.python)",
+                           timeout=PYTHON_READY_MS)
+    assert page.evaluate("() => document.documentElement.dataset.python") == "ready"
 
     cell = page.locator(".cell").first
     cell_id = cell.get_attribute("data-cell-id")
     prerendered = cell.locator(".cell-output").inner_text()
     cell.locator("[data-action=run]").dispatch_event("click")
     page.wait_for_function(
-        "id => ['done', 'error'].includes(document.querySelector(`.cell[data-cell-id='${id}']`).dataset.status)"
+        "(id) => ['done', 'error'].includes(document.querySelector(`.cell[data-cell-id='${id}']`).dataset.status)"
         " && document.querySelector(`.cell[data-cell-id='${id}'] .cell-output`).dataset.origin === 'live'",
         arg=cell_id, timeout=CELL_DONE_MS)
     assert cell.get_attribute("data-status") == "done"
@@ -180,7 +180,7 @@ def test_file_url_says_it_must_be_served(dist_dir, new_page):
     if not runtime_built(dist_dir):
         pytest.fail("dist/ no tiene js/main.js: falta el código de la página (deck/js/)")
     page = new_page((dist_dir / "index.html").as_uri())
-    page.wait_for_function("document.body && /servid/i.test(document.body.innerText)", timeout=15_000)
-    text = page.evaluate("document.body.innerText")
+    page.wait_for_function("() => document.body && /servid/i.test(document.body.innerText)", timeout=15_000)
+    text = page.evaluate("() => document.body.innerText")
     assert "python3 build.py serve" in text or "http.server" in text
     assert foreign_requests([url for url in page.requests if not url.startswith("file:")], "file:///") == []
