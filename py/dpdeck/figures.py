@@ -1,0 +1,756 @@
+"""Figuras de la clase: una función por figura, cada una devuelve una ``Figure``.
+
+Cada función recibe resultados ya calculados (arreglos y números que la celda
+obtuvo con ``dpdeck``) y devuelve una ``matplotlib.figure.Figure`` nueva, sin
+pasar por pyplot: la celda la deja como última expresión y el ejecutor de
+celdas la convierte en PNG. Nada aquí calcula privacidad ni toca datos: las
+figuras solo dibujan.
+
+Convenciones compartidas por todas las figuras:
+
+* etiquetas en español y comas decimales en las marcas de los ejes
+  (``0,5``, no ``0.5``), con un formateador propio que envuelve al de
+  matplotlib (sin ``locale``, que no existe igual en el navegador);
+* un estilo para proyector: letra grande, líneas gruesas, colores de alto
+  contraste que se distinguen también en escala de grises y con daltonismo
+  (azul, naranja, verde, gris);
+* tamaño pensado para caber junto al código en una diapositiva de 1280×720
+  (``FIGSIZE`` en pulgadas; el ejecutor guarda el PNG a 120 ppp).
+
+``DEMOS`` asocia un nombre a una función sin argumentos que construye cada
+figura con los datos de la celda correspondiente; ``dpdeck.bench`` las mide.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import wraps
+
+import matplotlib
+import numpy as np
+from matplotlib import ticker
+from matplotlib.figure import Figure
+
+__all__ = [
+    "FIGSIZE",
+    "COLORS",
+    "format_number",
+    "use_decimal_comma",
+    "plot_laplace_densities",
+    "plot_attack_through_noise",
+    "plot_averaging_error",
+    "plot_private_histogram",
+    "plot_clipping_elbow",
+    "plot_local_sensitivity_leak",
+    "plot_laplace_vs_gauss",
+    "plot_vector_noise",
+    "plot_accountants",
+    "plot_rdp_conversion",
+    "plot_gradient_norms",
+    "plot_privacy_utility",
+    "plot_iterations_cost",
+    "DEMOS",
+]
+
+# Ancho × alto en pulgadas: a 120 ppp son 600×426 píxeles, que la diapositiva
+# muestra a unos 470 px de ancho junto a un bloque de código de 16 líneas.
+FIGSIZE = (5.0, 3.55)
+
+COLORS = {
+    "azul": "#1f5fa8",
+    "naranja": "#d9730d",
+    "verde": "#1e7a4f",
+    "rojo": "#b3261e",
+    "morado": "#6a3d9a",
+    "gris": "#6b7280",
+    "gris_claro": "#c9ced6",
+    "tinta": "#15202e",
+}
+
+# Secuencia para familias de curvas (varios ε, varias contabilidades).
+_SEQUENCE = ["#1f5fa8", "#d9730d", "#1e7a4f", "#6a3d9a", "#b3261e"]
+
+FONT_SIZE = 13.0
+LABEL_SIZE = 13.5
+TICK_SIZE = 12.0
+LEGEND_SIZE = 11.5
+LINE_WIDTH = 2.6
+
+# Solo lo que se lee al crear los artistas; lo que se lee al dibujar (marcas,
+# rejilla) se fija explícitamente en `_style_axes`, porque el PNG se guarda
+# fuera de este contexto.
+STYLE = {
+    "font.size": FONT_SIZE,
+    "axes.labelsize": LABEL_SIZE,
+    "axes.titlesize": LABEL_SIZE,
+    "axes.linewidth": 1.2,
+    "axes.edgecolor": COLORS["tinta"],
+    "axes.labelcolor": COLORS["tinta"],
+    "axes.prop_cycle": matplotlib.cycler(color=_SEQUENCE),
+    "axes.unicode_minus": True,
+    "legend.fontsize": LEGEND_SIZE,
+    "legend.frameon": False,
+    "lines.linewidth": LINE_WIDTH,
+    "text.color": COLORS["tinta"],
+    "figure.facecolor": "white",
+    "savefig.facecolor": "white",
+    "mathtext.default": "regular",
+}
+
+
+# ------------------------------------------------------------------ formato --
+
+
+def format_number(value, decimals: int | None = None) -> str:
+    """Escribe un número con coma decimal: ``format_number(0.5) == "0,5"``.
+
+    Sin ``decimals`` usa la representación más corta (``repr`` de Python, sin
+    ceros sobrantes); con ``decimals`` redondea a esa cantidad de cifras.
+    """
+    number = float(value)
+    if decimals is None:
+        text = f"{number:.12g}" if abs(number) < 1e15 else f"{number:.0f}"
+    else:
+        text = f"{number:.{decimals}f}"
+    whole, _, fraction = text.partition(".")
+    digits = whole.lstrip("-")
+    if len(digits) > 4 and digits.isdigit():
+        # Miles con punto, como en «5.000 personas»; desde 10.000, para no
+        # confundir años o cuatro cifras sueltas.
+        groups = []
+        while digits:
+            groups.insert(0, digits[-3:])
+            digits = digits[:-3]
+        whole = ("-" if whole.startswith("-") else "") + ".".join(groups)
+        return (whole.replace("-", "\u2212") + ("," + fraction if fraction else ""))
+    return text.replace("-", "\u2212").replace(".", ",")
+
+
+def _comma(text: str) -> str:
+    if "$" in text:
+        # En mathtext una coma suelta lleva espacio detrás; entre llaves no.
+        return text.replace(".", "{,}")
+    return text.replace(".", ",")
+
+
+class _DecimalCommaFormatter(ticker.Formatter):
+    """Envuelve un formateador de matplotlib y cambia el punto decimal por coma."""
+
+    def __init__(self, inner: ticker.Formatter):
+        self.inner = inner
+
+    def set_axis(self, axis):
+        super().set_axis(axis)
+        self.inner.set_axis(axis)
+
+    def set_locs(self, locs):
+        super().set_locs(locs)
+        self.inner.set_locs(locs)
+
+    def __call__(self, x, pos=None):
+        return _comma(self.inner(x, pos))
+
+    def format_ticks(self, values):
+        self.set_locs(values)
+        return [self(value, index) for index, value in enumerate(values)]
+
+    def get_offset(self):
+        return _comma(self.inner.get_offset())
+
+    def format_data(self, value):
+        return _comma(self.inner.format_data(value))
+
+    def format_data_short(self, value):
+        return _comma(self.inner.format_data_short(value))
+
+
+def use_decimal_comma(ax) -> None:
+    """Pone coma decimal en las marcas de los dos ejes de ``ax``.
+
+    Se llama después de fijar la escala (lineal o logarítmica), porque cambiar
+    la escala reemplaza los formateadores.
+    """
+    for axis in (ax.xaxis, ax.yaxis):
+        for getter, setter in (
+            (axis.get_major_formatter, axis.set_major_formatter),
+            (axis.get_minor_formatter, axis.set_minor_formatter),
+        ):
+            current = getter()
+            if not isinstance(current, _DecimalCommaFormatter):
+                if isinstance(current, ticker.ScalarFormatter):
+                    current.set_useMathText(True)
+                setter(_DecimalCommaFormatter(current))
+
+
+def _styled(function):
+    """Construye la figura dentro del estilo común, sin tocar el estado global."""
+
+    @wraps(function)
+    def wrapper(*args, **kwargs):
+        with matplotlib.rc_context(STYLE):
+            return function(*args, **kwargs)
+
+    return wrapper
+
+
+def _new_figure(figsize=FIGSIZE) -> tuple[Figure, object]:
+    figure = Figure(figsize=figsize, layout="constrained")
+    ax = figure.add_subplot()
+    return figure, ax
+
+
+def _style_axes(ax, *, grid_axis: str = "both") -> None:
+    ax.spines["top"].set_visible(False)
+    ax.spines["right"].set_visible(False)
+    ax.tick_params(
+        which="major", labelsize=TICK_SIZE, length=5, width=1.1,
+        colors=COLORS["tinta"], labelcolor=COLORS["tinta"],
+    )
+    ax.tick_params(which="minor", labelsize=TICK_SIZE - 1.5, length=3, width=0.8)
+    if grid_axis:
+        ax.grid(True, axis=grid_axis, which="major", color="#e3e7ec", linewidth=1.0)
+        ax.set_axisbelow(True)
+    use_decimal_comma(ax)
+
+
+def _as_float_array(values, *, name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} debe ser una lista de números no vacía; se recibió forma {array.shape}")
+    return array
+
+
+def _same_length(**arrays) -> None:
+    sizes = {name: len(array) for name, array in arrays.items()}
+    if len(set(sizes.values())) > 1:
+        detail = ", ".join(f"{name}: {size}" for name, size in sizes.items())
+        raise ValueError(f"las listas deben tener la misma longitud ({detail})")
+
+
+# ------------------------------------------------- capítulo 1: Laplace --
+
+
+@_styled
+def plot_laplace_densities(x, densities) -> Figure:
+    """Densidades de Laplace para varios ε (diapositiva «ε determina la sensibilidad»).
+
+    ``densities`` asocia cada ε a la densidad evaluada en ``x``. Menos ε,
+    campana más ancha y más baja: más privacidad, menos utilidad.
+    """
+    x = _as_float_array(x, name="x")
+    figure, ax = _new_figure()
+    for epsilon, density in densities.items():
+        density = _as_float_array(density, name=f"densidad de ε = {epsilon}")
+        _same_length(x=x, densidad=density)
+        ax.plot(x, density, label=f"ε = {format_number(epsilon)}")
+    ax.set_xlabel("ruido añadido al conteo")
+    ax.set_ylabel("densidad")
+    ax.set_xlim(x.min(), x.max())
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper right")
+    _style_axes(ax)
+    return figure
+
+
+@_styled
+def plot_attack_through_noise(differences, *, signal=1.0) -> Figure:
+    """Histograma de la resta de dos respuestas ruidosas: la señal enterrada.
+
+    ``differences`` son las restas que obtendría el atacante en muchos ataques
+    simulados; las líneas marcan 0 (Karen sin el atributo) y ``signal`` (con él).
+    """
+    differences = _as_float_array(differences, name="differences")
+    figure, ax = _new_figure()
+    limit = float(np.quantile(np.abs(differences - signal), 0.995)) + 1.0
+    bins = np.linspace(signal - limit, signal + limit, 61)
+    ax.hist(differences, bins=bins, color=COLORS["azul"], alpha=0.85,
+            label="resta con ruido")
+    ax.axvline(0.0, color=COLORS["gris"], linewidth=2.2, linestyle="--",
+               label="sin el dato: 0")
+    ax.axvline(float(signal), color=COLORS["naranja"], linewidth=2.6,
+               label=f"señal: {format_number(signal)}")
+    ax.set_xlabel("consulta 1 − consulta 2 (con ruido)")
+    ax.set_ylabel("número de ataques")
+    ax.legend(loc="upper left")
+    _style_axes(ax, grid_axis="y")
+    return figure
+
+
+# --------------------------------------------- capítulo 2: propiedades --
+
+
+@_styled
+def plot_averaging_error(ks, errors, *, expected=None) -> Figure:
+    """Error del promedio de k publicaciones contra k, en ejes logarítmicos.
+
+    ``expected`` (opcional) es la predicción teórica √2·b/√k; sin ella se
+    dibuja la recta ``errors[0]·√(k₀/k)``. En ambos casos, la caída 1/√k que
+    predice la varianza del promedio de k ruidos independientes.
+    """
+    ks = _as_float_array(ks, name="ks")
+    errors = _as_float_array(errors, name="errors")
+    _same_length(ks=ks, errores=errors)
+    if expected is None:
+        reference = errors[0] * np.sqrt(ks[0] / ks)
+    else:
+        reference = _as_float_array(expected, name="expected")
+        _same_length(ks=ks, esperado=reference)
+    figure, ax = _new_figure()
+    ax.plot(ks, reference, color=COLORS["gris"], linestyle="--", linewidth=2.2,
+            label=r"teoría: $\propto 1/\sqrt{k}$")
+    ax.plot(ks, errors, marker="o", markersize=7, color=COLORS["azul"],
+            label="error medido")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("publicaciones promediadas, k")
+    ax.set_ylabel("error del promedio")
+    ax.legend(loc="upper right")
+    _style_axes(ax)
+    return figure
+
+
+@_styled
+def plot_private_histogram(labels, true_counts, private_counts) -> Figure:
+    """Histograma verdadero y privado, barra a barra (composición paralela).
+
+    Barras horizontales: caben dieciséis niveles educativos con su nombre. La
+    barra gris es el conteo verdadero; el punto naranja, el publicado.
+    """
+    labels = [str(label) for label in labels]
+    true_counts = _as_float_array(true_counts, name="true_counts")
+    private_counts = _as_float_array(private_counts, name="private_counts")
+    _same_length(etiquetas=labels, verdaderos=true_counts, privados=private_counts)
+    figure, ax = _new_figure()
+    positions = np.arange(len(labels))
+    ax.barh(positions, true_counts, height=0.72, color=COLORS["gris_claro"],
+            label="verdadero")
+    ax.plot(private_counts, positions, linestyle="none", marker="D", markersize=6,
+            color=COLORS["naranja"], label="privado")
+    ax.set_yticks(positions, labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("personas")
+    ax.legend(loc="lower right")
+    _style_axes(ax, grid_axis="x")
+    ax.tick_params(axis="y", labelsize=TICK_SIZE - 2, length=0)
+    return figure
+
+
+# -------------------------------------------- capítulo 3: sensibilidad --
+
+
+@_styled
+def plot_clipping_elbow(bounds, bias, noise, total=None) -> Figure:
+    """El codo del recorte: sesgo, ruido y error total contra la cota b.
+
+    Sin ``total`` se usa la suma ``bias + noise``. El mínimo interior del error
+    total se marca con su b.
+    """
+    bounds = _as_float_array(bounds, name="bounds")
+    bias = _as_float_array(bias, name="bias")
+    noise = _as_float_array(noise, name="noise")
+    total = bias + noise if total is None else _as_float_array(total, name="total")
+    _same_length(cotas=bounds, sesgo=bias, ruido=noise, total=total)
+    figure, ax = _new_figure()
+    # En escala logarítmica un sesgo nulo (b por encima de todos los valores)
+    # no tiene dónde dibujarse: se corta la curva ahí.
+    bias = np.where(bias > 0, bias, np.nan)
+    ax.plot(bounds, bias, color=COLORS["azul"], label="sesgo del recorte")
+    ax.plot(bounds, noise, color=COLORS["naranja"], label="ruido de Laplace")
+    ax.plot(bounds, total, color=COLORS["tinta"], linewidth=LINE_WIDTH + 0.6,
+            label="error total")
+    best = int(np.argmin(total))
+    ax.plot([bounds[best]], [total[best]], marker="o", markersize=11,
+            color=COLORS["verde"], linestyle="none",
+            label=f"mínimo: b ≈ {format_number(round(bounds[best]))}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("cota de recorte, b")
+    ax.set_ylabel("error absoluto de la suma")
+    ax.legend(loc="best")
+    _style_axes(ax)
+    return figure
+
+
+@_styled
+def plot_local_sensitivity_leak(scale_without, scale_with, *, shift, threshold=None) -> Figure:
+    """Ruido calibrado a la sensibilidad local en dos bases vecinas: la escala filtra.
+
+    Dibuja la densidad de la salida menos Σ D en cada base: Lap(0, s_D) para
+    D y Lap(``shift``, s_D′) para D′ (que tiene una persona más, de valor
+    ``shift``). Si se da ``threshold``, sombrea la región |salida − Σ D| > τ
+    donde el atacante responde «la persona extrema está».
+    """
+    from .mechanisms import laplace_density
+
+    scale_without = float(scale_without)
+    scale_with = float(scale_with)
+    shift = float(shift)
+    half_width = 5.0 * max(scale_with, scale_without)
+    x = np.linspace(-half_width, shift + half_width, 2001)
+    without = laplace_density(x, loc=0.0, scale=scale_without)
+    with_extreme = laplace_density(x, loc=shift, scale=scale_with)
+    figure, ax = _new_figure()
+    if threshold is not None:
+        threshold = float(threshold)
+        outside = np.abs(x) > threshold
+        ax.fill_between(x, with_extreme, where=outside, color=COLORS["naranja"], alpha=0.25,
+                        linewidth=0, label="el atacante dice «está»")
+    ax.plot(x, without, color=COLORS["azul"],
+            label=f"D: escala {format_number(round(scale_without))}")
+    ax.plot(x, with_extreme, color=COLORS["naranja"],
+            label=f"D′: escala {format_number(round(scale_with))}")
+    ax.set_yscale("log")
+    peak = 1.0 / (2.0 * min(scale_with, scale_without))
+    ax.set_ylim(peak * 1e-4, peak * 3.0)
+    ax.set_xlim(x.min(), x.max())
+    ax.set_xlabel("salida publicada − Σ D")
+    ax.set_ylabel("densidad (escala log.)")
+    ax.legend(loc="upper right")
+    _style_axes(ax)
+    ax.xaxis.get_major_formatter().inner.set_powerlimits((-3, 4))
+    return figure
+
+
+# ------------------------------------------ capítulo 4: DP aproximada --
+
+
+@_styled
+def plot_laplace_vs_gauss(x, laplace, gauss) -> Figure:
+    """Densidades de Laplace y Gauss con el mismo ε para una consulta escalar."""
+    x = _as_float_array(x, name="x")
+    laplace = _as_float_array(laplace, name="laplace")
+    gauss = _as_float_array(gauss, name="gauss")
+    _same_length(x=x, laplace=laplace, gauss=gauss)
+    figure, ax = _new_figure()
+    ax.plot(x, laplace, color=COLORS["azul"], label="Laplace")
+    ax.fill_between(x, laplace, color=COLORS["azul"], alpha=0.12)
+    ax.plot(x, gauss, color=COLORS["naranja"], label="Gauss")
+    ax.fill_between(x, gauss, color=COLORS["naranja"], alpha=0.12)
+    ax.set_xlabel("ruido añadido")
+    ax.set_ylabel("densidad")
+    ax.set_xlim(x.min(), x.max())
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper right")
+    _style_axes(ax)
+    return figure
+
+
+@_styled
+def plot_vector_noise(ks, laplace, gauss, *, crossing=None) -> Figure:
+    """Ruido por componente contra la dimensión k: Laplace crece como k, Gauss como √k."""
+    ks = _as_float_array(ks, name="ks")
+    laplace = _as_float_array(laplace, name="laplace")
+    gauss = _as_float_array(gauss, name="gauss")
+    _same_length(ks=ks, laplace=laplace, gauss=gauss)
+    figure, ax = _new_figure()
+    ax.plot(ks, laplace, color=COLORS["azul"], label=r"Laplace ($\Delta_1 = k$)")
+    ax.plot(ks, gauss, color=COLORS["naranja"], label=r"Gauss ($\Delta_2 = \sqrt{k}$)")
+    if crossing is not None:
+        ax.axvline(float(crossing), color=COLORS["gris"], linestyle="--", linewidth=2.0,
+                   label=f"cruce: k = {format_number(crossing)}")
+    ax.set_xlabel("componentes de la consulta, k")
+    ax.set_ylabel("ruido por componente (desv. est.)")
+    ax.set_xlim(ks.min(), ks.max())
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper left")
+    _style_axes(ax)
+    return figure
+
+
+_ACCOUNTANT_LABELS = {
+    "secuencial": "composición secuencial",
+    "sequential": "composición secuencial",
+    "avanzada": "composición avanzada",
+    "advanced": "composición avanzada",
+    "rdp": "Rényi DP",
+    "renyi": "Rényi DP",
+}
+
+
+@_styled
+def plot_accountants(ks, curves) -> Figure:
+    """ε total contra el número de publicaciones k, una curva por contabilidad.
+
+    ``curves`` asocia un nombre (``"secuencial"``, ``"avanzada"``, ``"rdp"`` u
+    otro) a la lista de ε para cada k. El valor final de cada curva se rotula.
+    """
+    ks = _as_float_array(ks, name="ks")
+    figure, ax = _new_figure()
+    for index, (name, values) in enumerate(curves.items()):
+        values = _as_float_array(values, name=f"curva {name}")
+        _same_length(ks=ks, **{"curva": values})
+        color = _SEQUENCE[index % len(_SEQUENCE)]
+        ax.plot(ks, values, color=color, label=_ACCOUNTANT_LABELS.get(name, str(name)))
+        decimals = 0 if values[-1] >= 100 else 1
+        ax.annotate(
+            format_number(values[-1], decimals), xy=(ks[-1], values[-1]),
+            xytext=(-4, 6), textcoords="offset points", ha="right", va="bottom",
+            color=color, fontsize=LEGEND_SIZE + 0.5, fontweight="bold",
+        )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("publicaciones Gaussianas, k")
+    ax.set_ylabel("ε total")
+    ax.legend(loc="upper left")
+    _style_axes(ax)
+    return figure
+
+
+@_styled
+def plot_rdp_conversion(alphas, rdp, conversion) -> Figure:
+    """Las dos piezas de la conversión RDP → (ε, δ) y su suma, con el α óptimo.
+
+    ``rdp`` es la curva compuesta k·ε̄(α); ``conversion`` es ln(1/δ)/(α − 1).
+    """
+    alphas = _as_float_array(alphas, name="alphas")
+    rdp = _as_float_array(rdp, name="rdp")
+    conversion = _as_float_array(conversion, name="conversion")
+    _same_length(alphas=alphas, rdp=rdp, conversion=conversion)
+    total = rdp + conversion
+    best = int(np.argmin(total))
+    figure, ax = _new_figure()
+    ax.plot(alphas, rdp, color=COLORS["azul"], label=r"RDP compuesta, $k\alpha/2\sigma^2$")
+    ax.plot(alphas, conversion, color=COLORS["naranja"],
+            label=r"conversión, $\ln(1/\delta)/(\alpha-1)$")
+    ax.plot(alphas, total, color=COLORS["tinta"], linewidth=LINE_WIDTH + 0.6, label="ε total")
+    ax.plot([alphas[best]], [total[best]], marker="o", markersize=11, linestyle="none",
+            color=COLORS["verde"],
+            label=f"mínimo: ε ≈ {format_number(total[best], 1)}, α ≈ {format_number(alphas[best], 2)}")
+    ax.set_xlabel("orden de Rényi, α")
+    ax.set_ylabel("ε")
+    ax.set_xlim(alphas.min(), alphas.max())
+    ax.set_ylim(0, min(float(total.max()), 4.0 * float(total[best])))
+    ax.legend(loc="upper right")
+    _style_axes(ax)
+    return figure
+
+
+# ------------------------------------------- capítulo 5: aprendizaje --
+
+
+@_styled
+def plot_gradient_norms(norms, *, clip_norm) -> Figure:
+    """Normas L2 de los gradientes por persona, con la cota de recorte C."""
+    norms = _as_float_array(norms, name="norms")
+    figure, ax = _new_figure()
+    bins = np.linspace(0.0, float(max(norms.max(), clip_norm)) * 1.02, 41)
+    ax.hist(norms, bins=bins, color=COLORS["azul"], alpha=0.85, label="antes del recorte")
+    ax.axvline(float(clip_norm), color=COLORS["naranja"], linewidth=2.8,
+               label=f"cota C = {format_number(clip_norm)}")
+    clipped = float(np.mean(norms > clip_norm))
+    ax.set_xlabel(r"norma $L_2$ del gradiente de cada persona")
+    ax.set_ylabel("personas")
+    ax.legend(loc="upper right", title=f"recortadas: {format_number(100 * clipped, 0)} %",
+              title_fontsize=LEGEND_SIZE)
+    _style_axes(ax, grid_axis="y")
+    return figure
+
+
+@_styled
+def plot_privacy_utility(epsilons, accuracies, *, nonprivate, majority) -> Figure:
+    """Exactitud del modelo privado contra ε, con el modelo sin privacidad y la clase mayoritaria.
+
+    ``accuracies`` puede ser una lista (una exactitud por ε) o una matriz
+    (repeticiones × ε): entonces se dibuja la media y la banda entre el mínimo
+    y el máximo.
+    """
+    epsilons = _as_float_array(epsilons, name="epsilons")
+    accuracies = np.asarray(accuracies, dtype=float)
+    figure, ax = _new_figure()
+    if accuracies.ndim == 2:
+        _same_length(epsilons=epsilons, exactitudes=accuracies[0])
+        ax.fill_between(epsilons, accuracies.min(axis=0), accuracies.max(axis=0),
+                        color=COLORS["azul"], alpha=0.15, linewidth=0)
+        mean = accuracies.mean(axis=0)
+    else:
+        mean = _as_float_array(accuracies, name="accuracies")
+        _same_length(epsilons=epsilons, exactitudes=mean)
+    ax.axhline(float(nonprivate), color=COLORS["verde"], linestyle="--", linewidth=2.2,
+               label="sin privacidad")
+    ax.axhline(float(majority), color=COLORS["gris"], linestyle=":", linewidth=2.4,
+               label="clase mayoritaria")
+    ax.plot(epsilons, mean, marker="o", markersize=7, color=COLORS["azul"],
+            label="descenso privado")
+    ax.set_xscale("log")
+    ax.set_xlabel("presupuesto ε")
+    ax.set_ylabel("exactitud")
+    low = min(float(majority), float(np.min(accuracies)))
+    high = max(float(nonprivate), float(np.max(accuracies)))
+    ax.set_ylim(low - 0.03, high + 0.02)
+    ax.legend(loc="lower right")
+    _style_axes(ax)
+    return figure
+
+
+@_styled
+def plot_iterations_cost(iterations, accuracies, *, epsilon, majority=None) -> Figure:
+    """Exactitud contra el número de iteraciones T con ε fijo: el óptimo interior.
+
+    ``accuracies`` es una lista (una exactitud por T) o una matriz
+    (repeticiones × T), que se resume con su media.
+    """
+    iterations = _as_float_array(iterations, name="iterations")
+    accuracies = np.asarray(accuracies, dtype=float)
+    figure, ax = _new_figure()
+    if accuracies.ndim == 2:
+        _same_length(iteraciones=iterations, exactitudes=accuracies[0])
+        ax.fill_between(iterations, accuracies.min(axis=0), accuracies.max(axis=0),
+                        color=COLORS["azul"], alpha=0.15, linewidth=0)
+        mean = accuracies.mean(axis=0)
+    else:
+        mean = _as_float_array(accuracies, name="accuracies")
+        _same_length(iteraciones=iterations, exactitudes=mean)
+    if majority is not None:
+        ax.axhline(float(majority), color=COLORS["gris"], linestyle=":", linewidth=2.4,
+                   label="clase mayoritaria")
+    ax.plot(iterations, mean, marker="o", markersize=7, color=COLORS["azul"],
+            label=f"ε = {format_number(epsilon)} fijo")
+    best = int(np.argmax(mean))
+    ax.plot([iterations[best]], [mean[best]], marker="*", markersize=18, linestyle="none",
+            color=COLORS["naranja"], label=f"óptimo: T = {format_number(iterations[best])}")
+    ax.set_xscale("log")
+    ax.set_xlabel("iteraciones, T")
+    ax.set_ylabel("exactitud")
+    ax.legend(loc="lower center")
+    _style_axes(ax)
+    return figure
+
+
+# ------------------------------------------------------------------ demos --
+
+
+def _demo_laplace_densities() -> Figure:
+    from .mechanisms import laplace_density, laplace_scale
+
+    x = np.linspace(-10, 10, 801)
+    densities = {
+        epsilon: laplace_density(x, scale=laplace_scale(sensitivity=1, epsilon=epsilon))
+        for epsilon in (0.25, 0.5, 1, 2)
+    }
+    return plot_laplace_densities(x, densities)
+
+
+def _demo_attack_through_noise() -> Figure:
+    from .mechanisms import laplace_mechanism
+
+    rng = np.random.default_rng(3)
+    counts = np.repeat([[1250.0, 1249.0]], 2000, axis=0)
+    noisy = laplace_mechanism(counts, sensitivity=1, epsilon=0.5, rng=rng)
+    return plot_attack_through_noise(noisy[:, 0] - noisy[:, 1], signal=1)
+
+
+def _demo_averaging_error() -> Figure:
+    from .queries import measure_averaging_error
+
+    ks = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+    measured = measure_averaging_error(42, ks=ks, epsilon=0.5, rng=np.random.default_rng(8), trials=400)
+    return plot_averaging_error(ks, measured["error"], expected=measured["expected"])
+
+
+def _demo_private_histogram() -> Figure:
+    from .mechanisms import laplace_mechanism
+
+    rng = np.random.default_rng(0)
+    labels = [f"nivel {index}" for index in range(1, 17)]
+    counts = np.round(800 * np.exp(-0.5 * ((np.arange(16) - 9) / 3.0) ** 2)) + 10
+    private = laplace_mechanism(counts, sensitivity=1, epsilon=0.5, rng=rng)
+    return plot_private_histogram(labels, counts, private)
+
+
+def _demo_clipping_elbow() -> Figure:
+    rng = np.random.default_rng(1)
+    values = np.where(rng.random(5000) < 0.08, rng.pareto(1.2, 5000) * 3000, 0.0)
+    bounds = np.geomspace(10, 100_000, 60)
+    bias = np.array([np.sum(values - np.minimum(values, b)) for b in bounds])
+    noise = bounds / 1.0
+    return plot_clipping_elbow(bounds, bias, noise)
+
+
+def _demo_local_sensitivity_leak() -> Figure:
+    from .queries import measure_local_sensitivity_leak
+
+    rng = np.random.default_rng(17)
+    values = np.where(rng.random(5000) < 0.08, rng.uniform(0, 9_999, 5000), 0.0)
+    leak = measure_local_sensitivity_leak(values, extreme_value=99_999, epsilon=1.0, rng=rng)
+    return plot_local_sensitivity_leak(leak["scale_without"], leak["scale_with"],
+                                       shift=99_999, threshold=leak["threshold"])
+
+
+def _demo_laplace_vs_gauss() -> Figure:
+    from .mechanisms import gaussian_density, gaussian_sigma, laplace_density, laplace_scale
+
+    x = np.linspace(-30, 30, 1201)
+    laplace = laplace_density(x, scale=laplace_scale(sensitivity=1, epsilon=0.5))
+    gauss = gaussian_density(x, sigma=gaussian_sigma(sensitivity=1, epsilon=0.5, delta=1e-5))
+    return plot_laplace_vs_gauss(x, laplace, gauss)
+
+
+def _demo_vector_noise() -> Figure:
+    from .mechanisms import gaussian_sigma, laplace_std
+
+    ks = np.arange(1, 41)
+    laplace = np.array([laplace_std(sensitivity=k, epsilon=0.5) for k in ks])
+    gauss = np.array([gaussian_sigma(sensitivity=math.sqrt(k), epsilon=0.5, delta=1e-5) for k in ks])
+    crossing = int(ks[np.argmax(gauss < laplace)])
+    return plot_vector_noise(ks, laplace, gauss, crossing=crossing)
+
+
+def _demo_accountants() -> Figure:
+    from .accounting import (
+        gaussian_advanced_epsilon,
+        gaussian_rdp_epsilon,
+        gaussian_sequential_epsilon,
+    )
+
+    ks = np.unique(np.geomspace(1, 10_000, 30).astype(int)).tolist()
+    noise = {"sigma": 20, "delta": 1e-5, "sensitivity": 1}
+    curves = {
+        "secuencial": [gaussian_sequential_epsilon(steps=k, **noise) for k in ks],
+        "avanzada": [gaussian_advanced_epsilon(steps=k, **noise) for k in ks],
+        "Rényi DP": [gaussian_rdp_epsilon(steps=k, **noise)[0] for k in ks],
+    }
+    return plot_accountants(ks, curves)
+
+
+def _demo_rdp_conversion() -> Figure:
+    from .accounting import gaussian_rdp
+
+    alphas = np.linspace(1.2, 6, 481)
+    rdp = 10_000 * gaussian_rdp(alpha=alphas, sigma=20)
+    conversion = np.log(1 / 1e-5) / (alphas - 1)
+    return plot_rdp_conversion(alphas, rdp, conversion)
+
+
+def _demo_gradient_norms() -> Figure:
+    rng = np.random.default_rng(2)
+    norms = np.abs(rng.normal(0.0, 0.6, 5000)) * rng.gamma(2.0, 0.5, 5000)
+    return plot_gradient_norms(norms, clip_norm=1.0)
+
+
+def _demo_privacy_utility() -> Figure:
+    epsilons = np.geomspace(0.02, 10, 12)
+    accuracies = 0.76 + 0.06 / (1 + (0.3 / epsilons) ** 2)
+    return plot_privacy_utility(epsilons, accuracies, nonprivate=0.82, majority=0.76)
+
+
+def _demo_iterations_cost() -> Figure:
+    iterations = np.array([1, 2, 5, 10, 20, 50, 100, 200, 500])
+    accuracies = 0.82 - 0.05 * np.abs(np.log10(iterations / 20)) ** 2 / 2
+    return plot_iterations_cost(iterations, accuracies, epsilon=0.5, majority=0.76)
+
+
+DEMOS = {
+    "laplace_densities": _demo_laplace_densities,
+    "attack_through_noise": _demo_attack_through_noise,
+    "averaging_error": _demo_averaging_error,
+    "private_histogram": _demo_private_histogram,
+    "clipping_elbow": _demo_clipping_elbow,
+    "local_sensitivity_leak": _demo_local_sensitivity_leak,
+    "laplace_vs_gauss": _demo_laplace_vs_gauss,
+    "vector_noise": _demo_vector_noise,
+    "accountants": _demo_accountants,
+    "rdp_conversion": _demo_rdp_conversion,
+    "gradient_norms": _demo_gradient_norms,
+    "privacy_utility": _demo_privacy_utility,
+    "iterations_cost": _demo_iterations_cost,
+}
