@@ -1,0 +1,180 @@
+"""Tiempos nativos de cada cálculo del laboratorio y de cada figura: ``python -m dpdeck.bench``.
+
+Imprime una tabla con la mediana (y el mínimo) de varias corridas de:
+
+* leer el censo del CSV (sin caché) y ``load_census()`` con caché;
+* cada paso de ``dpdeck.lab.STEPS`` y ``run_lab`` completo;
+* cada función ``plot_*`` de ``dpdeck.figures``, construida con su ejemplo sin
+  argumentos de ``figures.DEMOS`` (la figura sola y la figura más su PNG, como
+  la guarda ``dpdeck.cellrun``). Una ``plot_*`` sin ejemplo se lista con una nota.
+
+Las afirmaciones de velocidad se miden aquí, nunca con límites de tiempo en
+las pruebas. Meta de la clase: ``run_lab`` completo en menos de 3 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from ._checks import check_positive_int
+
+__all__ = [
+    "time_call",
+    "collect_data_timings",
+    "collect_lab_timings",
+    "discover_figures",
+    "collect_figure_timings",
+    "format_table",
+    "main",
+]
+
+RUN_LAB_TARGET_SECONDS = 3.0
+PNG_DPI = 120  # el mismo que usa dpdeck.cellrun para las figuras de las celdas
+
+
+def time_call(function, *, repeats: int = 5) -> dict:
+    """Corre ``function()`` ``repeats`` veces y devuelve mediana, mínimo y corridas (segundos)."""
+    repeats = check_positive_int(repeats, name="repeats")
+    runs = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        runs.append(time.perf_counter() - start)
+    return {"median": statistics.median(runs), "min": min(runs), "runs": runs}
+
+
+def _row(group: str, name: str, timing: dict | None, note: str = "") -> dict:
+    return {"group": group, "name": name, "timing": timing, "note": note}
+
+
+def collect_data_timings(*, repeats: int = 5) -> list:
+    """Leer el CSV sin caché, ``load_census()`` con caché y regenerar el censo."""
+    from . import data
+
+    path = data.find_census_csv()
+    data.load_census()  # llena la caché para medir la llamada cacheada
+    return [
+        _row("datos", "leer censo.csv (sin caché)", time_call(lambda: data.read_census(path), repeats=repeats)),
+        _row("datos", "load_census() (con caché)", time_call(data.load_census, repeats=repeats)),
+        _row("datos", "generate_census (semilla fija)",
+             time_call(lambda: data.generate_census(np.random.default_rng(data.CENSUS_SEED)), repeats=repeats)),
+    ]
+
+
+def collect_lab_timings(*, repeats: int = 5, seed: int = 0) -> list:
+    """Cada paso de ``lab.STEPS`` con su generador, y ``run_lab(seed)`` completo."""
+    from . import lab
+    from .data import load_census
+
+    census = load_census()
+    streams = np.random.SeedSequence(seed).spawn(len(lab.STEPS))
+    rows = []
+    for (name, step), stream in zip(lab.STEPS, streams):
+        timing = time_call(lambda: step(census, np.random.default_rng(stream)), repeats=repeats)
+        rows.append(_row("laboratorio", name, timing))
+    total = time_call(lambda: lab.run_lab(seed), repeats=repeats)
+    verdict = "meta < 3 s: cumple" if total["median"] < RUN_LAB_TARGET_SECONDS else "meta < 3 s: NO cumple"
+    rows.append(_row("laboratorio", "run_lab (total)", total, verdict))
+    return rows
+
+
+def discover_figures() -> list:
+    """Pares (nombre de ``plot_*``, ejemplo sin argumentos o ``None``) de ``dpdeck.figures``."""
+    from . import figures
+
+    demos = getattr(figures, "DEMOS", {})
+    names = sorted(
+        name for name in dir(figures)
+        if name.startswith("plot_") and callable(getattr(figures, name))
+    )
+    return [(name, demos.get(name[len("plot_"):])) for name in names]
+
+
+def collect_figure_timings(*, repeats: int = 3) -> list:
+    """Construir cada figura con su ejemplo, y construirla más guardar su PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = []
+    for name, demo in discover_figures():
+        if demo is None:
+            rows.append(_row("figuras", name, None, "sin ejemplo en figures.DEMOS: no se mide"))
+            continue
+
+        def build(demo=demo):
+            plt.close(demo())
+
+        def build_png(demo=demo):
+            figure = demo()
+            figure.savefig(io.BytesIO(), format="png", dpi=PNG_DPI)
+            plt.close(figure)
+
+        build()  # primera llamada fuera de la medición: cachés de fuentes y estilos
+        rows.append(_row("figuras", name, time_call(build, repeats=repeats)))
+        rows.append(_row("figuras", f"{name} + PNG", time_call(build_png, repeats=repeats)))
+    return rows
+
+
+def format_table(rows) -> str:
+    """Tabla de texto: grupo, nombre, mediana y mínimo en milisegundos, nota."""
+    header = ("grupo", "medición", "mediana ms", "mínimo ms", "nota")
+    cells = [header]
+    for row in rows:
+        timing = row["timing"]
+        median = "—" if timing is None else f"{1000 * timing['median']:.1f}"
+        minimum = "—" if timing is None else f"{1000 * timing['min']:.1f}"
+        cells.append((row["group"], row["name"], median, minimum, row["note"]))
+    widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
+    lines = []
+    for index, line in enumerate(cells):
+        parts = [
+            line[0].ljust(widths[0]),
+            line[1].ljust(widths[1]),
+            line[2].rjust(widths[2]),
+            line[3].rjust(widths[3]),
+            line[4],
+        ]
+        lines.append("  ".join(parts).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * width for width in widths[:4]) + "  ----")
+    return "\n".join(lines)
+
+
+def _describe_machine() -> str:
+    versions = [f"Python {platform.python_version()}", f"numpy {np.__version__}"]
+    try:
+        import matplotlib
+
+        versions.append(f"matplotlib {matplotlib.__version__}")
+    except ImportError:
+        pass
+    return f"{platform.machine()} · {os.cpu_count()} núcleos · " + " · ".join(versions)
+
+
+def main(argv=None) -> int:
+    """``python -m dpdeck.bench [--repeats N] [--no-figures]``: imprime la tabla de tiempos."""
+    parser = argparse.ArgumentParser(prog="python -m dpdeck.bench", description=main.__doc__)
+    parser.add_argument("--repeats", type=int, default=5, help="corridas por medición (mediana); 5 por defecto")
+    parser.add_argument("--no-figures", action="store_true", help="no mide las figuras (no importa matplotlib)")
+    args = parser.parse_args(argv)
+    repeats = check_positive_int(args.repeats, name="repeats")
+    print(f"Tiempos nativos, mediana de {repeats} corridas — {_describe_machine()}")
+    rows = collect_data_timings(repeats=repeats) + collect_lab_timings(repeats=repeats)
+    if not args.no_figures:
+        rows += collect_figure_timings(repeats=max(1, min(repeats, 3)))
+    print(format_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
