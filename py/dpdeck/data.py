@@ -217,6 +217,16 @@ class Census:
     def __contains__(self, column) -> bool:
         return column in self._data
 
+    # Es inmutable: copiarlo devuelve el mismo objeto y serializarlo guarda sus columnas.
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (Census, (dict(self._data),))
+
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._data))
 

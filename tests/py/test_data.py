@@ -183,3 +183,15 @@ def test_importing_dpdeck_does_not_import_matplotlib():
     code = "import sys, dpdeck, dpdeck.data; print('matplotlib' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_census_survives_copy_and_pickle(census):
+    import copy
+    import pickle
+
+    assert copy.copy(census) is census and copy.deepcopy(census) is census
+    restored = pickle.loads(pickle.dumps(census))
+    assert restored.columns == census.columns
+    assert np.array_equal(restored.name, census.name)
+    with pytest.raises(ValueError):
+        restored.age[0] = 1
