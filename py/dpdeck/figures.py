@@ -213,6 +213,19 @@ def _style_axes(ax, *, grid_axis: str = "both") -> None:
     use_decimal_comma(ax)
 
 
+def _legend_on_top(figure, ax, *, ncols: int = 2) -> None:
+    """Leyenda encima del gráfico, fuera de los ejes: nunca tapa una curva."""
+    handles, labels = ax.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside upper center", ncols=ncols,
+                  fontsize=LEGEND_SIZE, frameon=False, handlelength=1.8,
+                  columnspacing=1.2, borderaxespad=0.2)
+
+
+def _integer_ticks(axis) -> None:
+    """Pocas marcas en valores redondos (1, 2, 5 × 10ⁿ): legibles desde lejos."""
+    axis.set_major_locator(ticker.MaxNLocator(nbins=5, steps=[1, 2, 5, 10]))
+
+
 def _as_float_array(values, *, name: str) -> np.ndarray:
     array = np.asarray(values, dtype=float)
     if array.ndim != 1 or array.size == 0:
@@ -248,6 +261,7 @@ def plot_laplace_densities(x, densities) -> Figure:
     ax.set_xlim(x.min(), x.max())
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper right")
+    _integer_ticks(ax.xaxis)
     _style_axes(ax)
     return figure
 
@@ -264,14 +278,14 @@ def plot_attack_through_noise(differences, *, signal=1.0) -> Figure:
     limit = float(np.quantile(np.abs(differences - signal), 0.995)) + 1.0
     bins = np.linspace(signal - limit, signal + limit, 61)
     ax.hist(differences, bins=bins, color=COLORS["azul"], alpha=0.85,
-            label="resta con ruido")
+            label="restas")
     ax.axvline(0.0, color=COLORS["gris"], linewidth=2.2, linestyle="--",
-               label="sin el dato: 0")
+               label="sin señal: 0")
     ax.axvline(float(signal), color=COLORS["naranja"], linewidth=2.6,
                label=f"señal: {format_number(signal)}")
     ax.set_xlabel("consulta 1 − consulta 2 (con ruido)")
     ax.set_ylabel("número de ataques")
-    ax.legend(loc="upper left")
+    _legend_on_top(figure, ax, ncols=3)
     _style_axes(ax, grid_axis="y")
     return figure
 
@@ -320,7 +334,7 @@ def plot_private_histogram(labels, true_counts, private_counts) -> Figure:
     true_counts = _as_float_array(true_counts, name="true_counts")
     private_counts = _as_float_array(private_counts, name="private_counts")
     _same_length(etiquetas=labels, verdaderos=true_counts, privados=private_counts)
-    figure, ax = _new_figure()
+    figure, ax = _new_figure((FIGSIZE[0], 4.1))
     positions = np.arange(len(labels))
     ax.barh(positions, true_counts, height=0.72, color=COLORS["gris_claro"],
             label="verdadero")
@@ -331,7 +345,7 @@ def plot_private_histogram(labels, true_counts, private_counts) -> Figure:
     ax.set_xlabel("personas")
     ax.legend(loc="lower right")
     _style_axes(ax, grid_axis="x")
-    ax.tick_params(axis="y", labelsize=TICK_SIZE - 2, length=0)
+    ax.tick_params(axis="y", labelsize=TICK_SIZE - 1, length=0)
     return figure
 
 
@@ -366,7 +380,7 @@ def plot_clipping_elbow(bounds, bias, noise, total=None) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("cota de recorte, b")
     ax.set_ylabel("error absoluto de la suma")
-    ax.legend(loc="best")
+    _legend_on_top(figure, ax)
     _style_axes(ax)
     return figure
 
@@ -375,9 +389,10 @@ def plot_clipping_elbow(bounds, bias, noise, total=None) -> Figure:
 def plot_local_sensitivity_leak(scale_without, scale_with, *, shift, threshold=None) -> Figure:
     """Ruido calibrado a la sensibilidad local en dos bases vecinas: la escala filtra.
 
-    Dibuja la densidad de la salida menos Σ D en cada base: Lap(0, s_D) para
-    D y Lap(``shift``, s_D′) para D′ (que tiene una persona más, de valor
-    ``shift``). Si se da ``threshold``, sombrea la región |salida − Σ D| > τ
+    Dibuja la densidad de la salida menos Σ D en cada base, cada una relativa
+    a su propio máximo para que las dos se vean: Lap(0, s_D) para D y
+    Lap(``shift``, s_D′) para D′ (que tiene una persona más, de valor
+    ``shift``). Si se da ``threshold`` (τ), sombrea la región |salida − Σ D| > τ
     donde el atacante responde «la persona extrema está».
     """
     from .mechanisms import laplace_density
@@ -385,29 +400,31 @@ def plot_local_sensitivity_leak(scale_without, scale_with, *, shift, threshold=N
     scale_without = float(scale_without)
     scale_with = float(scale_with)
     shift = float(shift)
-    half_width = 5.0 * max(scale_with, scale_without)
-    x = np.linspace(-half_width, shift + half_width, 2001)
+    half_width = 4.0 * max(scale_with, scale_without)
+    x = np.linspace(shift - half_width, shift + half_width, 2001)
+    x = np.union1d(x, [0.0])
     without = laplace_density(x, loc=0.0, scale=scale_without)
     with_extreme = laplace_density(x, loc=shift, scale=scale_with)
+    without = without / without.max()
+    with_extreme = with_extreme / with_extreme.max()
     figure, ax = _new_figure()
     if threshold is not None:
         threshold = float(threshold)
-        outside = np.abs(x) > threshold
-        ax.fill_between(x, with_extreme, where=outside, color=COLORS["naranja"], alpha=0.25,
-                        linewidth=0, label="el atacante dice «está»")
+        ax.axvline(threshold, color=COLORS["gris"], linewidth=1.8, linestyle="--")
+        ax.axvline(-threshold, color=COLORS["gris"], linewidth=1.8, linestyle="--",
+                   label="umbral del atacante: fuera de ±τ dice «está»")
     ax.plot(x, without, color=COLORS["azul"],
-            label=f"D: escala {format_number(round(scale_without))}")
+            label=f"D: ruido de escala {format_number(round(scale_without))}")
     ax.plot(x, with_extreme, color=COLORS["naranja"],
-            label=f"D′: escala {format_number(round(scale_with))}")
-    ax.set_yscale("log")
-    peak = 1.0 / (2.0 * min(scale_with, scale_without))
-    ax.set_ylim(peak * 1e-4, peak * 3.0)
+            label=f"D′: ruido de escala {format_number(round(scale_with))}")
     ax.set_xlim(x.min(), x.max())
+    ax.set_ylim(0, 1.05)
     ax.set_xlabel("salida publicada − Σ D")
-    ax.set_ylabel("densidad (escala log.)")
-    ax.legend(loc="upper right")
+    ax.set_ylabel("densidad (relativa)")
+    _legend_on_top(figure, ax, ncols=1)
     _style_axes(ax)
-    ax.xaxis.get_major_formatter().inner.set_powerlimits((-3, 4))
+    formatter = ax.xaxis.get_major_formatter().inner
+    formatter.set_powerlimits((-3, 4))
     return figure
 
 
@@ -431,6 +448,7 @@ def plot_laplace_vs_gauss(x, laplace, gauss) -> Figure:
     ax.set_xlim(x.min(), x.max())
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper right")
+    _integer_ticks(ax.xaxis)
     _style_axes(ax)
     return figure
 
@@ -443,25 +461,25 @@ def plot_vector_noise(ks, laplace, gauss, *, crossing=None) -> Figure:
     gauss = _as_float_array(gauss, name="gauss")
     _same_length(ks=ks, laplace=laplace, gauss=gauss)
     figure, ax = _new_figure()
-    ax.plot(ks, laplace, color=COLORS["azul"], label=r"Laplace ($\Delta_1 = k$)")
-    ax.plot(ks, gauss, color=COLORS["naranja"], label=r"Gauss ($\Delta_2 = \sqrt{k}$)")
+    ax.plot(ks, laplace, color=COLORS["azul"], label=r"Laplace, $\Delta_1 = k$")
+    ax.plot(ks, gauss, color=COLORS["naranja"], label=r"Gauss, $\Delta_2 = \sqrt{k}$")
     if crossing is not None:
         ax.axvline(float(crossing), color=COLORS["gris"], linestyle="--", linewidth=2.0,
                    label=f"cruce: k = {format_number(crossing)}")
     ax.set_xlabel("componentes de la consulta, k")
-    ax.set_ylabel("ruido por componente (desv. est.)")
+    ax.set_ylabel("ruido por componente")
     ax.set_xlim(ks.min(), ks.max())
     ax.set_ylim(bottom=0)
-    ax.legend(loc="upper left")
+    _legend_on_top(figure, ax, ncols=2)
     _style_axes(ax)
     return figure
 
 
 _ACCOUNTANT_LABELS = {
-    "secuencial": "composición secuencial",
-    "sequential": "composición secuencial",
-    "avanzada": "composición avanzada",
-    "advanced": "composición avanzada",
+    "secuencial": "secuencial",
+    "sequential": "secuencial",
+    "avanzada": "avanzada",
+    "advanced": "avanzada",
     "rdp": "Rényi DP",
     "renyi": "Rényi DP",
 }
@@ -491,7 +509,9 @@ def plot_accountants(ks, curves) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("publicaciones Gaussianas, k")
     ax.set_ylabel("ε total")
-    ax.legend(loc="upper left")
+    _legend_on_top(figure, ax, ncols=3)
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, high * 4)
     _style_axes(ax)
     return figure
 
@@ -509,18 +529,21 @@ def plot_rdp_conversion(alphas, rdp, conversion) -> Figure:
     total = rdp + conversion
     best = int(np.argmin(total))
     figure, ax = _new_figure()
-    ax.plot(alphas, rdp, color=COLORS["azul"], label=r"RDP compuesta, $k\alpha/2\sigma^2$")
+    ax.plot(alphas, rdp, color=COLORS["azul"], label=r"RDP compuesta $k\alpha/2\sigma^2$")
     ax.plot(alphas, conversion, color=COLORS["naranja"],
-            label=r"conversión, $\ln(1/\delta)/(\alpha-1)$")
+            label=r"conversión $\ln(1/\delta)/(\alpha-1)$")
     ax.plot(alphas, total, color=COLORS["tinta"], linewidth=LINE_WIDTH + 0.6, label="ε total")
     ax.plot([alphas[best]], [total[best]], marker="o", markersize=11, linestyle="none",
             color=COLORS["verde"],
-            label=f"mínimo: ε ≈ {format_number(total[best], 1)}, α ≈ {format_number(alphas[best], 2)}")
+            label=f"mínimo: α ≈ {format_number(alphas[best], 2)}")
     ax.set_xlabel("orden de Rényi, α")
     ax.set_ylabel("ε")
     ax.set_xlim(alphas.min(), alphas.max())
-    ax.set_ylim(0, min(float(total.max()), 4.0 * float(total[best])))
-    ax.legend(loc="upper right")
+    ax.set_ylim(0, min(float(total.max()), 2.2 * float(total[best])))
+    ax.annotate(f"ε ≈ {format_number(total[best], 1)}", xy=(alphas[best], total[best]),
+                xytext=(0, 14), textcoords="offset points", ha="center",
+                color=COLORS["verde"], fontsize=LEGEND_SIZE + 1, fontweight="bold")
+    _legend_on_top(figure, ax)
     _style_axes(ax)
     return figure
 
@@ -570,14 +593,14 @@ def plot_privacy_utility(epsilons, accuracies, *, nonprivate, majority) -> Figur
     ax.axhline(float(majority), color=COLORS["gris"], linestyle=":", linewidth=2.4,
                label="clase mayoritaria")
     ax.plot(epsilons, mean, marker="o", markersize=7, color=COLORS["azul"],
-            label="descenso privado")
+            label="privado")
     ax.set_xscale("log")
     ax.set_xlabel("presupuesto ε")
     ax.set_ylabel("exactitud")
     low = min(float(majority), float(np.min(accuracies)))
     high = max(float(nonprivate), float(np.max(accuracies)))
     ax.set_ylim(low - 0.03, high + 0.02)
-    ax.legend(loc="lower right")
+    _legend_on_top(figure, ax, ncols=3)
     _style_axes(ax)
     return figure
 
@@ -604,14 +627,14 @@ def plot_iterations_cost(iterations, accuracies, *, epsilon, majority=None) -> F
         ax.axhline(float(majority), color=COLORS["gris"], linestyle=":", linewidth=2.4,
                    label="clase mayoritaria")
     ax.plot(iterations, mean, marker="o", markersize=7, color=COLORS["azul"],
-            label=f"ε = {format_number(epsilon)} fijo")
+            label=f"privado, ε = {format_number(epsilon)}")
     best = int(np.argmax(mean))
     ax.plot([iterations[best]], [mean[best]], marker="*", markersize=18, linestyle="none",
-            color=COLORS["naranja"], label=f"óptimo: T = {format_number(iterations[best])}")
+            color=COLORS["naranja"], label=f"óptimo T = {format_number(iterations[best])}")
     ax.set_xscale("log")
     ax.set_xlabel("iteraciones, T")
     ax.set_ylabel("exactitud")
-    ax.legend(loc="lower center")
+    _legend_on_top(figure, ax, ncols=2)
     _style_axes(ax)
     return figure
 
