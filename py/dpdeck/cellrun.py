@@ -452,7 +452,7 @@ def _format_exception(error: BaseException, filename: str, lines: list[str]) -> 
         name = (error.name or str(error)).split(".")[0]
         evalue = MISSING_PACKAGE_MESSAGE.format(name=name)
         header = f"Paquete no disponible {where}: {evalue}"
-    elif isinstance(error, MemoryError):
+    elif isinstance(error, MemoryError) or _is_oversized_array(error):
         evalue = MEMORY_MESSAGE + (f" ({error})" if str(error) else "")
         header = f"Memoria insuficiente {where}: {MEMORY_MESSAGE}"
     elif isinstance(error, RuntimeError) and str(error) == INPUT_MESSAGE:
@@ -487,6 +487,18 @@ def _format_stop(error: BaseException, filename: str) -> dict:
         "evalue": STOPPED_MESSAGE,
         "traceback": f"Ejecución detenida{where} (KeyboardInterrupt).",
     }
+
+
+def _is_oversized_array(error: BaseException) -> bool:
+    """numpy's ValueError for an array larger than the address space.
+
+    In the browser (32-bit WebAssembly) `np.ones(10**10)` fails this way instead
+    of with MemoryError; for a student it is the same problem.
+    """
+    if not isinstance(error, ValueError):
+        return False
+    message = str(error)
+    return "Maximum allowed dimension exceeded" in message or message.startswith("array is too big")
 
 
 def _hint_for(error: BaseException) -> str | None:

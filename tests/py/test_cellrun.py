@@ -266,6 +266,16 @@ def test_memory_error_is_explained_in_spanish():
     assert error["traceback"].startswith("Memoria insuficiente en la línea 2")
 
 
+@pytest.mark.parametrize("size", ["10**20", "(10**10, 10**10)"])
+def test_arrays_too_large_to_address_are_a_memory_problem(size):
+    # 32-bit WebAssembly reports np.ones(10**10) like this instead of MemoryError.
+    result = run(f"import numpy as np\nnp.ones({size})")
+    (error,) = outputs_of(result, "error")
+    assert error["ename"] == "ValueError"
+    assert "No hay memoria suficiente" in error["evalue"]
+    assert error["traceback"].startswith("Memoria insuficiente en la línea 2")
+
+
 @pytest.mark.parametrize("package", ["pandas", "scipy", "sklearn", "scipy.stats"])
 def test_missing_package_says_the_deck_is_offline(package, monkeypatch):
     # Hide a locally installed copy so the test means the same on every machine.
