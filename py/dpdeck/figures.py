@@ -640,6 +640,9 @@ def plot_iterations_cost(iterations, accuracies, *, epsilon, majority=None) -> F
 
 
 # ------------------------------------------------------------------ demos --
+# Cada demostración calcula sus datos como la celda de la diapositiva (mismas
+# funciones, mismas semillas) y dibuja la figura: así el banco de pruebas mide
+# lo que cuesta la celda entera, no solo el dibujo.
 
 
 def _demo_laplace_densities() -> Figure:
@@ -654,11 +657,14 @@ def _demo_laplace_densities() -> Figure:
 
 
 def _demo_attack_through_noise() -> Figure:
+    from .data import KAREN_NAME, load_census
     from .mechanisms import laplace_mechanism
 
-    rng = np.random.default_rng(3)
-    counts = np.repeat([[1250.0, 1249.0]], 2000, axis=0)
-    noisy = laplace_mechanism(counts, sensitivity=1, epsilon=0.5, rng=rng)
+    census = load_census()
+    karen = census.name == KAREN_NAME
+    queries = [census.high_income.sum(), census.high_income[~karen].sum()]
+    noisy = laplace_mechanism(np.tile(queries, (2000, 1)), sensitivity=1, epsilon=0.5,
+                              rng=np.random.default_rng(3))
     return plot_attack_through_noise(noisy[:, 0] - noisy[:, 1], signal=1)
 
 
@@ -671,30 +677,32 @@ def _demo_averaging_error() -> Figure:
 
 
 def _demo_private_histogram() -> Figure:
-    from .mechanisms import laplace_mechanism
+    from .data import EDUCATION_LEVELS, load_census
+    from .queries import histogram_counts, private_histogram
 
-    rng = np.random.default_rng(0)
-    labels = [f"nivel {index}" for index in range(1, 17)]
-    counts = np.round(800 * np.exp(-0.5 * ((np.arange(16) - 9) / 3.0) ** 2)) + 10
-    private = laplace_mechanism(counts, sensitivity=1, epsilon=0.5, rng=rng)
-    return plot_private_histogram(labels, counts, private)
+    education = load_census().education
+    true_counts = histogram_counts(education, categories=EDUCATION_LEVELS)
+    private = private_histogram(education, categories=EDUCATION_LEVELS, epsilon=0.5,
+                                rng=np.random.default_rng(10))
+    return plot_private_histogram(EDUCATION_LEVELS, true_counts, private)
 
 
 def _demo_clipping_elbow() -> Figure:
-    rng = np.random.default_rng(1)
-    values = np.where(rng.random(5000) < 0.08, rng.pareto(1.2, 5000) * 3000, 0.0)
-    bounds = np.geomspace(10, 100_000, 60)
-    bias = np.array([np.sum(values - np.minimum(values, b)) for b in bounds])
-    noise = bounds / 1.0
-    return plot_clipping_elbow(bounds, bias, noise)
+    from .data import load_census
+    from .queries import measure_clipping_error
+
+    elbow = measure_clipping_error(load_census().capital_gain, bounds=np.geomspace(100, 1_000_000, 41),
+                                   epsilon=0.1, rng=np.random.default_rng(14), trials=300)
+    return plot_clipping_elbow(elbow["bounds"], elbow["bias"], elbow["noise"], elbow["total"])
 
 
 def _demo_local_sensitivity_leak() -> Figure:
+    from .data import load_census
     from .queries import measure_local_sensitivity_leak
 
-    rng = np.random.default_rng(17)
-    values = np.where(rng.random(5000) < 0.08, rng.uniform(0, 9_999, 5000), 0.0)
-    leak = measure_local_sensitivity_leak(values, extreme_value=99_999, epsilon=1.0, rng=rng)
+    gains = load_census().capital_gain
+    leak = measure_local_sensitivity_leak(gains[gains < 10_000], extreme_value=99_999, epsilon=1.0,
+                                          rng=np.random.default_rng(17))
     return plot_local_sensitivity_leak(leak["scale_without"], leak["scale_with"],
                                        shift=99_999, threshold=leak["threshold"])
 
@@ -709,13 +717,12 @@ def _demo_laplace_vs_gauss() -> Figure:
 
 
 def _demo_vector_noise() -> Figure:
-    from .mechanisms import gaussian_sigma, laplace_std
+    from .queries import laplace_vs_gaussian_vector_error
 
     ks = np.arange(1, 41)
-    laplace = np.array([laplace_std(sensitivity=k, epsilon=0.5) for k in ks])
-    gauss = np.array([gaussian_sigma(sensitivity=math.sqrt(k), epsilon=0.5, delta=1e-5) for k in ks])
-    crossing = int(ks[np.argmax(gauss < laplace)])
-    return plot_vector_noise(ks, laplace, gauss, crossing=crossing)
+    noise = laplace_vs_gaussian_vector_error(ks, epsilon=0.5, delta=1e-5)
+    crossing = int(ks[np.argmax(noise["gauss"] < noise["laplace"])])
+    return plot_vector_noise(ks, noise["laplace"], noise["gauss"], crossing=crossing)
 
 
 def _demo_accountants() -> Figure:
@@ -730,7 +737,7 @@ def _demo_accountants() -> Figure:
     curves = {
         "secuencial": [gaussian_sequential_epsilon(steps=k, **noise) for k in ks],
         "avanzada": [gaussian_advanced_epsilon(steps=k, **noise) for k in ks],
-        "Rényi DP": [gaussian_rdp_epsilon(steps=k, **noise)[0] for k in ks],
+        "renyi": [gaussian_rdp_epsilon(steps=k, **noise)[0] for k in ks],
     }
     return plot_accountants(ks, curves)
 
@@ -745,21 +752,33 @@ def _demo_rdp_conversion() -> Figure:
 
 
 def _demo_gradient_norms() -> Figure:
-    rng = np.random.default_rng(2)
-    norms = np.abs(rng.normal(0.0, 0.6, 5000)) * rng.gamma(2.0, 0.5, 5000)
-    return plot_gradient_norms(norms, clip_norm=1.0)
+    from .data import load_census
+    from .learning import compute_gradient_norms, make_dataset, make_initial_theta
+
+    X, y = make_dataset(load_census())
+    return plot_gradient_norms(compute_gradient_norms(make_initial_theta(), X, y), clip_norm=1.0)
 
 
 def _demo_privacy_utility() -> Figure:
-    epsilons = np.geomspace(0.02, 10, 12)
-    accuracies = 0.76 + 0.06 / (1 + (0.3 / epsilons) ** 2)
-    return plot_privacy_utility(epsilons, accuracies, nonprivate=0.82, majority=0.76)
+    from .data import load_census
+    from .learning import make_dataset, privacy_utility_curve
+
+    X, y = make_dataset(load_census())
+    epsilons = np.geomspace(0.02, 8, 12)
+    curve = privacy_utility_curve(X, y, epsilons=epsilons, rng=np.random.default_rng(0), repeats=10)
+    return plot_privacy_utility(epsilons, curve["accuracies"], nonprivate=curve["nonprivate"],
+                                majority=curve["majority"])
 
 
 def _demo_iterations_cost() -> Figure:
-    iterations = np.array([1, 2, 5, 10, 20, 50, 100, 200, 500])
-    accuracies = 0.82 - 0.05 * np.abs(np.log10(iterations / 20)) ** 2 / 2
-    return plot_iterations_cost(iterations, accuracies, epsilon=0.5, majority=0.76)
+    from .data import load_census
+    from .learning import iterations_curve, make_dataset
+
+    X, y = make_dataset(load_census())
+    grid = [1, 2, 3, 5, 8, 13, 20, 30, 50, 80, 130, 200]
+    curve = iterations_curve(X, y, epsilon=0.5, iterations_grid=grid, rng=np.random.default_rng(0),
+                             repeats=10)
+    return plot_iterations_cost(grid, curve["accuracies"], epsilon=0.5, majority=curve["majority"])
 
 
 DEMOS = {

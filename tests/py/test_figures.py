@@ -1,0 +1,283 @@
+"""dpdeck.figures: every figure builds, speaks Spanish, writes decimal commas and draws what it says."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from dpdeck import figures
+from dpdeck.figures import DEMOS, FIGSIZE, format_number, use_decimal_comma
+
+PLOT_NAMES = sorted(name for name in dir(figures) if name.startswith("plot_"))
+
+# Axis labels each demo must show: Spanish words a reader of the slide expects.
+EXPECTED_LABELS = {
+    "laplace_densities": ("ruido añadido al conteo", "densidad"),
+    "attack_through_noise": ("consulta 1 − consulta 2 (con ruido)", "número de ataques"),
+    "averaging_error": ("publicaciones promediadas, k", "error del promedio"),
+    "private_histogram": ("personas", ""),
+    "clipping_elbow": ("cota de recorte, b", "error absoluto de la suma"),
+    "local_sensitivity_leak": ("salida publicada − Σ D", "densidad (relativa)"),
+    "laplace_vs_gauss": ("ruido añadido", "densidad"),
+    "vector_noise": ("componentes de la consulta, k", "ruido por componente"),
+    "accountants": ("publicaciones Gaussianas, k", "ε total"),
+    "rdp_conversion": ("orden de Rényi, α", "ε"),
+    "gradient_norms": (r"norma $L_2$ del gradiente de cada persona", "personas"),
+    "privacy_utility": ("presupuesto ε", "exactitud"),
+    "iterations_cost": ("iteraciones, T", "exactitud"),
+}
+
+# English words that must not appear in any visible text of a figure.
+ENGLISH = re.compile(r"\b(noise|count|accuracy|density|bound|iterations?|private|true|budget|"
+                     r"steps?|sequential|advanced|clipped|minimum|crossing|releases?)\b", re.IGNORECASE)
+
+
+def drawn(figure: Figure) -> Figure:
+    FigureCanvasAgg(figure).draw()
+    return figure
+
+
+def visible_texts(figure: Figure) -> list[str]:
+    texts = []
+    for text in figure.findobj(matplotlib.text.Text):
+        if text.get_visible() and text.get_text().strip():
+            texts.append(text.get_text())
+    return texts
+
+
+def tick_labels(figure: Figure) -> list[str]:
+    labels = []
+    for ax in figure.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for which in ("major", "minor"):
+                for tick in axis.get_ticklabels(which=which):
+                    if tick.get_visible() and tick.get_text():
+                        labels.append(tick.get_text())
+            offset = axis.get_offset_text().get_text()
+            if offset:
+                labels.append(offset)
+    return labels
+
+
+@pytest.fixture(scope="module")
+def demo_figures():
+    built = {name: drawn(make()) for name, make in DEMOS.items()}
+    yield built
+    for figure in built.values():
+        figure.clear()
+
+
+# ------------------------------------------------------------------ coverage
+
+
+def test_every_plot_function_has_a_demo_and_every_demo_a_plot_function():
+    assert sorted(f"plot_{name}" for name in DEMOS) == PLOT_NAMES
+
+
+@pytest.mark.parametrize("name", sorted(DEMOS))
+def test_demo_builds_a_figure_that_fits_beside_code(demo_figures, name):
+    figure = demo_figures[name]
+    assert isinstance(figure, Figure)
+    width, height = figure.get_size_inches()
+    # At 120 dpi the PNG is at most 600×492 px: it fits the output column of a 1280×720 slide.
+    assert width <= FIGSIZE[0] + 1e-9 and height <= 4.1 + 1e-9
+    png = io.BytesIO()
+    figure.savefig(png, format="png", dpi=120)
+    assert png.getvalue()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ------------------------------------------------------------------- Spanish
+
+
+@pytest.mark.parametrize("name", sorted(DEMOS))
+def test_axis_labels_are_the_spanish_ones(demo_figures, name):
+    ax = demo_figures[name].axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == EXPECTED_LABELS[name]
+
+
+@pytest.mark.parametrize("name", sorted(DEMOS))
+def test_no_english_in_visible_text(demo_figures, name):
+    found = [text for text in visible_texts(demo_figures[name]) if ENGLISH.search(text)]
+    assert found == []
+
+
+# ------------------------------------------------------------ decimal commas
+
+
+@pytest.mark.parametrize("name", sorted(DEMOS))
+def test_tick_labels_never_use_a_decimal_point(demo_figures, name):
+    labels = tick_labels(demo_figures[name])
+    assert labels, "la figura no tiene marcas con texto"
+    assert [label for label in labels if "." in label] == []
+
+
+@pytest.mark.parametrize("name", ["laplace_densities", "laplace_vs_gauss", "privacy_utility",
+                                  "iterations_cost", "local_sensitivity_leak"])
+def test_fractional_ticks_are_written_with_a_comma(demo_figures, name):
+    assert any("," in label for label in tick_labels(demo_figures[name]))
+
+
+@pytest.mark.parametrize("value, decimals, text", [
+    (0.5, None, "0,5"),
+    (1.65, 2, "1,65"),
+    (2, None, "2"),
+    (3236.233, 0, "3236"),
+    (36.49, 1, "36,5"),
+    (99_999, None, "99.999"),
+    (1_234_567.5, 1, "1.234.567,5"),
+    (-0.25, None, "\u22120,25"),
+])
+def test_format_number_writes_spanish_numbers(value, decimals, text):
+    assert format_number(value, decimals) == text
+
+
+def test_decimal_comma_wraps_log_and_offset_formatters():
+    figure = Figure(figsize=(4, 3))
+    ax = figure.add_subplot()
+    ax.plot([1e-3, 1e2], [1.0e6 + 0.25, 1.0e6 + 0.75])
+    ax.set_xscale("log")
+    use_decimal_comma(ax)
+    drawn(figure)
+    labels = tick_labels(figure)
+    assert labels and not any("." in label for label in labels)
+    # The y axis needs an offset (1e6 + small fractions): it must carry commas too.
+    assert any("," in label for label in labels)
+
+
+def test_decimal_comma_is_idempotent():
+    figure = Figure()
+    ax = figure.add_subplot()
+    use_decimal_comma(ax)
+    first = ax.xaxis.get_major_formatter()
+    use_decimal_comma(ax)
+    assert ax.xaxis.get_major_formatter() is first
+
+
+# ---------------------------------------------------------- expected artists
+
+
+def lines_with_data(ax):
+    return [line for line in ax.get_lines() if len(line.get_xdata()) > 2]
+
+
+def test_laplace_densities_one_curve_per_epsilon_labelled_with_commas(demo_figures):
+    ax = demo_figures["laplace_densities"].axes[0]
+    labels = [line.get_label() for line in lines_with_data(ax)]
+    assert labels == ["ε = 0,25", "ε = 0,5", "ε = 1", "ε = 2"]
+
+
+def test_attack_marks_zero_and_the_signal(demo_figures):
+    ax = demo_figures["attack_through_noise"].axes[0]
+    verticals = sorted(line.get_xdata()[0] for line in ax.get_lines())
+    assert verticals == [0.0, 1.0]
+    assert len([patch for patch in ax.patches if isinstance(patch, Rectangle)]) == 60
+
+
+def test_averaging_error_is_log_log_with_reference_line(demo_figures):
+    ax = demo_figures["averaging_error"].axes[0]
+    assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+    assert len(lines_with_data(ax)) == 2
+
+
+def test_private_histogram_has_one_bar_and_one_marker_per_level(demo_figures):
+    ax = demo_figures["private_histogram"].axes[0]
+    bars = [patch for patch in ax.patches if isinstance(patch, Rectangle)]
+    assert len(bars) == 16
+    markers = [line for line in ax.get_lines() if line.get_marker() == "D"]
+    assert len(markers) == 1 and len(markers[0].get_xdata()) == 16
+    assert [label.get_text() for label in ax.get_yticklabels()][0] == "Preescolar"
+
+
+def test_clipping_elbow_marks_an_interior_minimum(demo_figures):
+    ax = demo_figures["clipping_elbow"].axes[0]
+    minimum = [line for line in ax.get_lines() if line.get_label().startswith("mínimo")]
+    assert len(minimum) == 1
+    b_min = minimum[0].get_xdata()[0]
+    total = [line for line in ax.get_lines() if line.get_label() == "error total"][0]
+    bounds = total.get_xdata()
+    assert bounds[0] < b_min < bounds[-1]
+
+
+def test_laplace_vs_gauss_draws_both_shaded_densities(demo_figures):
+    ax = demo_figures["laplace_vs_gauss"].axes[0]
+    assert [line.get_label() for line in lines_with_data(ax)] == ["Laplace", "Gauss"]
+    assert len([c for c in ax.collections if isinstance(c, PolyCollection)]) == 2
+
+
+def test_vector_noise_marks_the_crossing_at_twelve(demo_figures):
+    ax = demo_figures["vector_noise"].axes[0]
+    crossing = [line for line in ax.get_lines() if line.get_label().startswith("cruce")]
+    assert crossing and crossing[0].get_xdata()[0] == 12
+    assert crossing[0].get_label() == "cruce: k = 12"
+
+
+def test_accountants_three_curves_and_final_values(demo_figures):
+    figure = demo_figures["accountants"]
+    ax = figure.axes[0]
+    assert len(lines_with_data(ax)) == 3
+    annotations = sorted(text.get_text() for text in ax.texts)
+    assert annotations == ["1444", "3236", "36,5"]
+    legend_labels = [text.get_text() for text in figure.legends[0].get_texts()]
+    assert legend_labels == ["secuencial", "avanzada", "Rényi DP"]
+
+
+def test_rdp_conversion_minimum_at_alpha_196(demo_figures):
+    ax = demo_figures["rdp_conversion"].axes[0]
+    minimum = [line for line in ax.get_lines() if line.get_label().startswith("mínimo")][0]
+    assert minimum.get_label() == "mínimo: α ≈ 1,96"
+    assert [text.get_text() for text in ax.texts] == ["ε ≈ 36,5"]
+
+
+def test_gradient_norms_show_the_clip_line(demo_figures):
+    ax = demo_figures["gradient_norms"].axes[0]
+    clip = [line for line in ax.get_lines() if line.get_label().startswith("cota C")]
+    assert clip and clip[0].get_xdata()[0] == 1.0
+
+
+def test_privacy_utility_has_both_reference_lines(demo_figures):
+    figure = demo_figures["privacy_utility"]
+    labels = [text.get_text() for text in figure.legends[0].get_texts()]
+    assert labels == ["sin privacidad", "clase mayoritaria", "privado"]
+    assert figure.axes[0].get_xscale() == "log"
+
+
+def test_iterations_cost_marks_an_interior_optimum(demo_figures):
+    ax = demo_figures["iterations_cost"].axes[0]
+    best = [line for line in ax.get_lines() if line.get_label().startswith("óptimo")][0]
+    curve = [line for line in ax.get_lines() if line.get_label().startswith("privado")][0]
+    iterations = curve.get_xdata()
+    assert iterations[0] < best.get_xdata()[0] < iterations[-1]
+
+
+# ------------------------------------------------------------------- inputs
+
+
+def test_mismatched_lengths_are_refused_in_spanish():
+    with pytest.raises(ValueError, match="misma longitud"):
+        figures.plot_laplace_vs_gauss([0, 1, 2], [0.1, 0.2, 0.1], [0.1, 0.2])
+
+
+def test_empty_input_is_refused_naming_it():
+    with pytest.raises(ValueError, match="ks"):
+        figures.plot_averaging_error([], [])
+
+
+def test_figures_do_not_touch_pyplot_or_global_style():
+    import matplotlib.pyplot as plt
+
+    before = dict(matplotlib.rcParams)
+    open_before = plt.get_fignums()
+    figures.plot_vector_noise(np.arange(1, 5), [1, 2, 3, 4], [2, 2.5, 3, 3.2], crossing=3)
+    assert plt.get_fignums() == open_before
+    assert dict(matplotlib.rcParams) == before
