@@ -39,7 +39,8 @@ export class Cell {
     this.outputElement = element.querySelector(".cell-output") || this.makeOutputElement();
     this.output = new LiveOutput(this.outputElement, this.id);
     this.saveTimer = null;
-    this.lastRunSource = null;
+    // The code the shown output belongs to (the pre-computed output is the original's).
+    this.lastRunSource = this.original;
 
     const saved = readOnly ? null : store.load(this.id);
     const source = saved !== null && saved !== this.original ? saved : this.original;
@@ -61,6 +62,7 @@ export class Cell {
       onChange: (text) => this.onEdit(text),
     });
     this.markEdited(source !== this.original);
+    this.outputElement.toggleAttribute("data-stale", source !== this.lastRunSource);
     this.isolateKeys();
     element.dataset.enhanced = "true";
   }
@@ -117,7 +119,7 @@ export class Cell {
 
   onEdit(text) {
     this.markEdited(text !== this.original);
-    this.outputElement.toggleAttribute("data-stale", this.lastRunSource !== null && text !== this.lastRunSource);
+    this.outputElement.toggleAttribute("data-stale", text !== this.lastRunSource);
     clearTimeout(this.saveTimer);
     this.saveTimer = setTimeout(() => this.persist(), SAVE_DELAY_MS);
   }
@@ -127,6 +129,11 @@ export class Cell {
     this.saveTimer = null;
     if (this.edited) this.store.save(this.id, this.source);
     else this.store.forget(this.id);
+  }
+
+  /** Saves a pending edit now (the page is being left). */
+  flushSave() {
+    if (this.saveTimer !== null) this.persist();
   }
 
   markEdited(edited) {
@@ -170,6 +177,8 @@ export class Cell {
     this.output.finish(result);
     const status = ["done", "error", "stopped"].includes(result.status) ? result.status : "error";
     this.setStatus(status);
+    // How many runs this cell has finished: lets a script wait for the next one.
+    this.element.dataset.runs = String(Number(this.element.dataset.runs || 0) + 1);
     return result;
   }
 

@@ -98,6 +98,10 @@ class Deck {
     }
     if (this.runtime) this.watchRuntime();
     document.addEventListener("cell-edited", () => this.updateRestoreButton());
+    // Edits are saved a moment after typing stops; leaving the page saves them at once.
+    const saveAll = () => this.cells.forEach((cell) => cell.flushSave());
+    window.addEventListener("pagehide", saveAll);
+    document.addEventListener("visibilitychange", () => document.visibilityState === "hidden" && saveAll());
   }
 
   watchRuntime() {

@@ -38,6 +38,8 @@ export class PythonRuntime extends EventTarget {
     this.interruptBuffer = null;
     this.timings = null;
     this.generation = 0;
+    // Counters a person (or a test) can read from the console: window.dpdeck.runtime.stats.
+    this.stats = { boots: 0, streamMessages: 0, restarts: 0 };
   }
 
   // ------------------------------------------------------------ lifecycle
@@ -46,6 +48,7 @@ export class PythonRuntime extends EventTarget {
     if (this.worker) return;
     this.generation += 1;
     const generation = this.generation;
+    this.stats.boots += 1;
     this.failure = null;
     this.progress = { loaded: 0, total: 0, step: "" };
     this.setState("loading");
@@ -81,6 +84,7 @@ export class PythonRuntime extends EventTarget {
 
   /** Terminates the worker (whatever it is doing) and boots a new one. */
   restart(reason = RESTART_MESSAGE) {
+    this.stats.restarts += 1;
     this.terminate(reason);
     this.start();
   }
@@ -149,6 +153,7 @@ export class PythonRuntime extends EventTarget {
       this.progress = message.payload;
       this.dispatchEvent(new CustomEvent("progress", { detail: message.payload }));
     } else if (message.type === "stream") {
+      this.stats.streamMessages += 1;
       const run = this.current;
       if (run && run.runId === message.payload.runId) run.onStream(message.payload.chunks);
     }

@@ -11,7 +11,8 @@
 // Every file is fetched from the deck's own server: a request to any other
 // origin is refused before it leaves the browser.
 
-const STREAM_INTERVAL_MS = 50; // ≤ 20 stream messages per second
+const STREAMS_PER_SECOND = 20;
+const STREAM_BURST = 20;
 const PROGRESS_INTERVAL_MS = 100;
 const WARM_IMPORTS = ["numpy", "matplotlib", "matplotlib.pyplot", "dpdeck", "dpdeck.cellrun"];
 
@@ -222,24 +223,38 @@ async function boot({ base, interruptBuffer }) {
 
 // ---------------------------------------------------------------- run
 
-// Collects stdout/stderr chunks and posts them at most every STREAM_INTERVAL_MS,
-// so a cell printing in a tight loop cannot flood the page.
+// Collects stdout/stderr chunks and posts them as they come, but at most
+// STREAMS_PER_SECOND messages a second on average (a token bucket allowing a
+// short burst): a cell printing in a tight loop cannot flood the page, and a
+// few prints followed by a long computation still show at once. The worker
+// cannot use timers while Python runs, so pending text goes out with the next
+// write, when the cell hits its output cap, or when it ends.
 class StreamBatcher {
-  constructor(runId) {
+  constructor(runId, maxChars) {
     this.runId = runId;
+    this.maxChars = maxChars;
     this.pending = [];
-    this.lastPostAt = 0;
+    this.tokens = STREAM_BURST;
+    this.refilledAt = performance.now();
+    this.totalChars = 0;
   }
 
   add(name, text) {
     const last = this.pending[this.pending.length - 1];
     if (last && last.name === name) last.text += text;
     else this.pending.push({ name, text });
-    if (performance.now() - this.lastPostAt >= STREAM_INTERVAL_MS) this.flush();
+    this.totalChars += text.length;
+    const now = performance.now();
+    this.tokens = Math.min(STREAM_BURST, this.tokens + ((now - this.refilledAt) / 1000) * STREAMS_PER_SECOND);
+    this.refilledAt = now;
+    // Past the cap Python sends nothing more: send the rest (and its notice) now.
+    if (this.tokens >= 1 || this.totalChars > this.maxChars) {
+      this.tokens -= 1;
+      this.flush();
+    }
   }
 
   flush() {
-    this.lastPostAt = performance.now();
     if (!this.pending.length) return;
     emit("stream", { runId: this.runId, chunks: this.pending });
     this.pending = [];
@@ -259,7 +274,8 @@ function toPlainOutputs(outputs) {
 async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
   if (!state.runCell) throw new Error("Python todavía no está listo.");
   if (state.interruptBuffer) state.interruptBuffer[0] = 0;
-  const batcher = new StreamBatcher(runId);
+  const maxChars = maxOutputChars || 20000;
+  const batcher = new StreamBatcher(runId, maxChars);
   const onOutput = (output) => {
     batcher.add(output.get("name"), output.get("text"));
   };
@@ -269,7 +285,7 @@ async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
     proxy = state.runCell.callKwargs(source, {
       cell_id: cellId || "celda",
       on_output: onOutput,
-      max_output_chars: maxOutputChars || 20000,
+      max_output_chars: maxChars,
       max_figures: maxFigures || 20,
     });
   } finally {
