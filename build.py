@@ -278,7 +278,8 @@ def ensure_node_modules() -> None:
     if shutil.which("node") is None or shutil.which("npm") is None:
         raise BuildError("hace falta Node.js ≥ 20 con npm (no se encuentran «node» o «npm» en PATH)")
     with step("dependencias de Node (npm ci)"):
-        run_command(["npm", "ci", "--no-audit", "--no-fund"], what="npm ci")
+        # No install scripts: esbuild runs through its platform package from the JS API.
+        run_command(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], what="npm ci")
         stamp.write_text(wanted + "\n")
 
 
@@ -1237,6 +1238,7 @@ class DeckRequestHandler(http.server.SimpleHTTPRequestHandler):
     """Static files with cross-origin isolation, wasm MIME type and revalidation caching."""
 
     isolated = True
+    protocol_version = "HTTP/1.1"   # keep-alive: a reload revalidates ~100 files over few connections
     extensions_map = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
         ".wasm": "application/wasm", ".js": "text/javascript", ".mjs": "text/javascript",
@@ -1393,6 +1395,7 @@ def main(argv: list[str]) -> int:
         serve(out, int(options.get("port", 8000)))
     elif command == "test":
         os.environ["DPDECK_DIST"] = str(out)
+        os.environ["DPDECK_SLIDES"] = str(Path(options.get("slides", DEFAULT_SLIDES)).resolve())
         sys.stdout.flush()
         os.chdir(ROOT)
         os.execv(venv_python(), [str(venv_python()), "-m", "pytest", *pytest_args])

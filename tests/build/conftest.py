@@ -1,96 +1,10 @@
-"""Helpers for the build tests: fixture slide folders and build.py runs into temporary folders."""
+"""Fixtures for the build tests."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-# A small deck that uses every part of the format: attributes, notes, fragment,
-# boxes, columns, a table, math and two cells (one with a figure).
-SAMPLE_DECK = {
-    "00-inicio.md": """\
-        <!-- .slide: class="portada" id="inicio" -->
-        # Prueba de formato
-
-        ## Un subtítulo con $\\varepsilon = 1{,}25$
-
-        ::: notes
-        Qué decir en clase.
-        :::
-
-        ---
-
-        # Segunda
-
-        $$
-        \\Pr[M(x) \\in S] \\le e^{\\varepsilon} \\Pr[M(x') \\in S]
-        $$
-
-        ::: fragment
-        La respuesta.
-        :::
-
-        ::: columns
-        ::: column
-        izquierda
-        :::
-        ::: column
-        derecha
-        :::
-        :::
-
-        | a | b |
-        |---|---|
-        | 1 | 2 |
-        """,
-    "01-celdas.md": """\
-        # Celdas
-
-        ```python id=suma layout=stack
-        x = 2 + 3
-        print("x <", x)
-        x * 10
-        ```
-
-        ::: aviso
-        Un aviso.
-        :::
-
-        ---
-
-        # Figura
-
-        ```python id=figura figures=1
-        import matplotlib.pyplot as plt
-        plt.plot([0, 1], [1, 0])
-        ```
-
-        ```text
-        no es una celda
-        ```
-        """,
-}
-
-
-def write_deck(folder: Path, files: dict[str, str]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (folder / name).write_text(textwrap.dedent(text), encoding="utf-8")
-    return folder
-
-
-def run_build(slides: Path, out: Path, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run `build.py --slides … --out …` as a person would; return its result."""
-    return subprocess.run(
-        [sys.executable, str(ROOT / "build.py"), "--slides", str(slides), "--out", str(out), *extra],
-        cwd=ROOT, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=600)
+from deck_fixtures import SAMPLE_DECK, run_build, write_deck
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_build, write_deck
+from deck_fixtures import run_build, write_deck
 
 GOOD = "# Bien\n\nTexto.\n"
 

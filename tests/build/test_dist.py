@@ -5,13 +5,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import build
-from conftest import ROOT, SAMPLE_DECK, run_build, write_deck
+from deck_fixtures import ROOT, SAMPLE_DECK, run_build, write_deck
 
 
 def sha256(path: Path) -> str:
@@ -49,6 +50,14 @@ def test_a_second_build_changes_nothing(sample_build, tmp_path):
     assert result.returncode == 0, result.stderr
     assert read_manifest(again) == read_manifest(sample_build)
     assert (again / "runtime.json").read_bytes() == (sample_build / "runtime.json").read_bytes()
+
+
+def test_rebuilding_the_deck_reproduces_dist(dist_dir, tmp_path):
+    slides = Path(os.environ.get("DPDECK_SLIDES", ROOT / "deck" / "slides"))
+    result = run_build(slides, tmp_path / "dist")
+    assert result.returncode == 0, result.stderr
+    assert read_manifest(tmp_path / "dist") == read_manifest(dist_dir), \
+        "dist/ no es lo que construyen las fuentes actuales: ejecuta «python3 build.py test»"
 
 
 def test_a_warm_rebuild_replaces_dist_and_leaves_no_temporary_folders(sample_build, tmp_path):

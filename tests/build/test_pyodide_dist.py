@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from conftest import ROOT, run_build, write_deck
+from deck_fixtures import ROOT, run_build, write_deck
 
 TINY_DECK = {"00.md": "# Solo texto\n"}
 
