@@ -666,7 +666,8 @@ def parse_cell_options(path: Path, line: int, info: str) -> dict:
 
 def check_fence_closed(path: Path, lines: list[str], token) -> None:
     start, end = token.map
-    closing = lines[end - 1].strip() if end - 1 > start and end - 1 < len(lines) else ""
+    # Inside a list or a quote the closing line keeps its indentation and ">" marks.
+    closing = lines[end - 1].lstrip(" \t>").strip() if start < end - 1 < len(lines) else ""
     marker = is_fence_line(closing)
     if not (marker and marker[0] == token.markup[0] and len(marker) >= len(token.markup)
             and not closing[len(marker):].strip()):
@@ -1154,7 +1155,7 @@ def swap_into_place(staging: Path, out: Path) -> None:
 
 
 def remove_stale_staging(out: Path) -> None:
-    for leftover in out.parent.glob(f"{out.name}.tmp-*"):
+    for leftover in [*out.parent.glob(f"{out.name}.tmp-*"), *out.parent.glob(f"{out.name}.old-*")]:
         pid = leftover.name.rsplit("-", 1)[-1]
         if pid.isdigit() and not process_alive(int(pid)):
             shutil.rmtree(leftover, ignore_errors=True)

@@ -86,3 +86,13 @@ def test_command_line_keeps_pytest_arguments():
         "test", {"out": "x"}, ["-k", "offline", "-x"])
     assert build.parse_arguments(["serve", "--port=9000"]) == ("serve", {"port": "9000"}, [])
     assert build.parse_arguments([]) == ("build", {}, [])
+
+
+def test_fences_inside_quotes_and_lists_are_closed(tmp_path):
+    md = build.make_markdown()
+    text = "> ```text\n> citado\n> ```\n\n- punto\n\n  ```text\n  en lista\n  ```\n"
+    tokens = md.parse(text)
+    fences = [token for token in tokens if token.type == "fence"]
+    assert len(fences) == 2
+    for token in fences:
+        build.check_fence_closed(tmp_path / "x.md", text.splitlines(), token)
