@@ -1,0 +1,337 @@
+"""The whole lecture in a browser (Playwright, headless Chromium, against the built dist/).
+
+One page, one Python boot: the `tour` fixture walks every slide in order, runs
+every live cell on it in Pyodide, checks the slide for overflow at 1280×720 and
+saves a screenshot of it under test-artifacts/slides/. The tests then judge what
+the tour saw:
+
+* every cell runs without error, prints exactly the text the build pre-computed
+  natively, and shows every figure it declares;
+* no slide overflows its 1280×720 box, and no cell needs a scrollbar;
+* the keyboard alone reaches every slide (and every answer of a «Pregunta»);
+* the speaker view opens with the current slide's notes.
+
+The tour's timings (Python boot, each cell in the browser) are printed at the
+end of the run and written to test-artifacts/deck-timings.txt.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+BOOT_TIMEOUT_MS = 180_000
+CELL_TIMEOUT_MS = 120_000
+SLOWEST_SHOWN = 8
+
+SLIDE_SIZE = (1280, 720)
+
+# Reads a cell's output area: text blocks (class, text) and figures, in order.
+READ_OUTPUT = """
+(id) => {
+  const cell = document.querySelector(`.cell[data-cell-id="${id}"]`);
+  const output = cell.querySelector('.cell-output');
+  const blocks = [];
+  let figures = 0, loaded = 0;
+  for (const element of output.children) {
+    if (element.matches('img.out-figure')) {
+      figures += 1;
+      if (element.complete && element.naturalWidth > 0) loaded += 1;
+    } else if (element.matches('pre')) {
+      const kind = ['out-stdout', 'out-stderr', 'out-value', 'out-error']
+        .find((name) => element.classList.contains(name)) || element.className;
+      blocks.push([kind, element.textContent]);
+    }
+  }
+  return {origin: output.dataset.origin, status: cell.dataset.status,
+          declared: Number(cell.dataset.figures), blocks, figures, loaded};
+}
+"""
+
+# Runs one cell through the page's own runtime (what the ▶ button does).
+RUN_CELL = """
+async (id) => {
+  const started = performance.now();
+  const result = await window.dpdeck.cells.get(id).run();
+  return {status: result ? result.status : null,
+          elapsedMs: result && typeof result.elapsedMs === 'number' ? result.elapsedMs : null,
+          wallMs: performance.now() - started};
+}
+"""
+
+# Everything on a slide must lie inside its 1280×720 box, and no cell area may scroll.
+CHECK_OVERFLOW = """
+(index) => {
+  const slide = Reveal.getSlides()[index];
+  const box = slide.getBoundingClientRect();
+  const scale = Reveal.getScale();
+  const problems = [];
+  for (const element of slide.querySelectorAll('*')) {
+    if (element.closest('aside.notes, .katex-mathml')) continue;
+    // KaTeX positions invisible struts outside a formula's box; the formula itself is what shows.
+    if (element.closest('.katex') && !element.classList.contains('katex')) continue;
+    if (element.closest('svg') && element.tagName.toLowerCase() !== 'svg') continue;
+    const style = getComputedStyle(element);
+    if (style.display === 'none' || style.visibility === 'hidden') continue;
+    const rect = element.getBoundingClientRect();
+    if (rect.width === 0 && rect.height === 0) continue;
+    const outside = Math.max(rect.bottom - box.bottom, rect.right - box.right,
+                             box.top - rect.top, box.left - rect.left) / scale;
+    if (outside > 1) {
+      const name = element.tagName.toLowerCase() + (element.className && typeof element.className === 'string'
+        ? '.' + element.className.trim().split(/\\s+/).join('.') : '');
+      problems.push(`${name} sale ${Math.round(outside)} px`);
+    }
+  }
+  for (const element of slide.querySelectorAll('.cm-scroller, .cell-output, .cell-source')) {
+    const style = getComputedStyle(element);
+    if (style.display === 'none') continue;
+    const down = element.scrollHeight - element.clientHeight;
+    const across = element.scrollWidth - element.clientWidth;
+    if (down > 1 || across > 1) {
+      problems.push(`${element.className.split(' ')[0]} necesita desplazarse (${down} px abajo, ${across} px al lado)`);
+    }
+  }
+  return {width: Math.round(box.width / scale), height: Math.round(box.height / scale),
+          problems: problems.slice(0, 8)};
+}
+"""
+
+
+def slide_label(index: int, slide_id: str | None) -> str:
+    return f"{index + 1:02d}-{slide_id}" if slide_id else f"{index + 1:02d}"
+
+
+def go_to(page, index: int, fragments_shown: int = 0) -> None:
+    """Show slide ``index`` with its first ``fragments_shown`` fragments revealed."""
+    page.evaluate("([h, f]) => f > 0 ? Reveal.slide(h, 0, f - 1) : Reveal.slide(h, 0)",
+                  [index, fragments_shown])
+    page.wait_for_function("h => Reveal.getIndices().h === h", arg=index)
+    # Two frames: reveal lays the slide out and the editors re-measure.
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
+def focus_the_deck(page) -> None:
+    """Keys must reach reveal.js, not a code editor."""
+    page.evaluate("() => { if (document.activeElement) document.activeElement.blur(); }")
+    page.evaluate("() => document.querySelector('.reveal').focus && document.querySelector('.reveal').focus()")
+
+
+@pytest.fixture(scope="module")
+def tour(browser, deck_url, artifacts_dir, request):
+    shots = artifacts_dir / "slides"
+    shots.mkdir(parents=True, exist_ok=True)
+    for old in shots.glob("*.png"):
+        old.unlink()
+
+    width, height = SLIDE_SIZE
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.requests, page.console_errors = [], []
+    context.on("request", lambda req: page.requests.append(req.url))
+    page.on("console", lambda message: page.console_errors.append(message.text)
+            if message.type == "error" else None)
+    page.on("pageerror", lambda error: page.console_errors.append(str(error)))
+
+    started = time.perf_counter()
+    # autorun=0: the tour runs each cell itself, once, and times it.
+    page.goto(deck_url + "index.html?autorun=0")
+    page.wait_for_function("() => window.Reveal && Reveal.isReady()")
+    page.wait_for_selector("html[data-cells=ready]", timeout=30_000)
+    page.evaluate("() => Reveal.configure({transition: 'none', backgroundTransition: 'none'})")
+
+    slides = page.evaluate("""() => Reveal.getSlides().map((slide) => ({
+        id: slide.id || null,
+        title: (slide.querySelector('h1') || {}).textContent || '',
+        cells: Array.from(slide.querySelectorAll('.cell[data-cell-id]')).map((c) => c.dataset.cellId),
+        fragments: slide.querySelectorAll('.fragment').length,
+        notes: (slide.querySelector('aside.notes') || {}).textContent || '',
+    }))""")
+    cell_ids = [cell_id for slide in slides for cell_id in slide["cells"]]
+    prerendered = {cell_id: page.evaluate(READ_OUTPUT, cell_id) for cell_id in cell_ids}
+
+    page.wait_for_selector("html[data-python=ready]", timeout=BOOT_TIMEOUT_MS)
+    boot_seconds = time.perf_counter() - started
+
+    runs, live, overflow, screenshots = {}, {}, {}, []
+    for index, slide in enumerate(slides):
+        go_to(page, index, fragments_shown=slide["fragments"])
+        for cell_id in slide["cells"]:
+            runs[cell_id] = page.evaluate(RUN_CELL, cell_id)
+            page.wait_for_function(
+                "id => { const img = [...document.querySelectorAll(`.cell[data-cell-id='${id}'] img.out-figure`)];"
+                " return img.every((i) => i.complete); }", arg=cell_id, timeout=CELL_TIMEOUT_MS)
+            live[cell_id] = page.evaluate(READ_OUTPUT, cell_id)
+        go_to(page, index, fragments_shown=slide["fragments"])
+        overflow[index] = page.evaluate(CHECK_OVERFLOW, index)
+        path = shots / f"{slide_label(index, slide['id'])}.png"
+        page.screenshot(path=str(path))
+        screenshots.append(path)
+    tour_seconds = time.perf_counter() - started
+
+    data = {
+        "page": page, "context": context, "slides": slides, "cell_ids": cell_ids,
+        "prerendered": prerendered, "live": live, "runs": runs, "overflow": overflow,
+        "screenshots": screenshots, "folder": shots,
+    }
+    report_timings(request, artifacts_dir, shots, boot_seconds, tour_seconds, runs, len(slides))
+    yield data
+    context.close()
+
+
+def report_timings(request, artifacts_dir: Path, shots: Path, boot: float, total: float, runs: dict,
+                   slide_count: int) -> None:
+    timed = sorted(((run.get("elapsedMs") or run.get("wallMs") or 0.0, cell_id) for cell_id, run in runs.items()),
+                   reverse=True)
+    lines = [
+        f"mazo completo en el navegador: {slide_count} diapositivas, {len(runs)} celdas, {total:.1f} s "
+        f"(Python listo a los {boot:.1f} s)",
+        f"capturas de cada diapositiva: {shots}",
+        f"celdas más lentas en Pyodide (de {len(runs)}; suma {sum(ms for ms, _ in timed) / 1000:.1f} s):",
+    ]
+    lines += [f"  {ms / 1000:6.2f} s  {cell_id}" for ms, cell_id in timed[:SLOWEST_SHOWN]]
+    (artifacts_dir / "deck-timings.txt").write_text("\n".join(lines) + "\n" + json.dumps(
+        {cell_id: runs[cell_id] for _, cell_id in timed}, indent=1) + "\n", encoding="utf-8")
+    # Shown even when pytest captures output: a person reads these numbers.
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    if capture is not None:
+        with capture.global_and_fixture_disabled():
+            print("\n" + "\n".join(lines), flush=True)
+    else:
+        print("\n".join(lines))
+
+
+# ---------------------------------------------------------------- the cells
+
+
+def test_the_deck_has_its_cells(tour):
+    assert len(tour["cell_ids"]) >= 30
+    assert len(tour["slides"]) >= 50
+
+
+def test_every_cell_runs_in_pyodide_without_error(tour):
+    failures = {cell_id: (run["status"], tour["live"][cell_id]["blocks"])
+                for cell_id, run in tour["runs"].items()
+                if run["status"] != "done" or tour["live"][cell_id]["status"] != "done"
+                or any(kind == "out-error" for kind, _ in tour["live"][cell_id]["blocks"])}
+    assert failures == {}
+
+
+def test_live_output_is_the_live_one(tour):
+    assert {cell_id: out["origin"] for cell_id, out in tour["live"].items() if out["origin"] != "live"} == {}
+    assert {cell_id: out["origin"] for cell_id, out in tour["prerendered"].items()
+            if out["origin"] != "prerendered"} == {}
+
+
+def test_browser_text_is_identical_to_the_native_prerendered_text(tour):
+    different = {}
+    for cell_id in tour["cell_ids"]:
+        before, after = tour["prerendered"][cell_id]["blocks"], tour["live"][cell_id]["blocks"]
+        if before != after:
+            different[cell_id] = {"nativo": before, "navegador": after}
+    assert different == {}
+
+
+def test_every_declared_figure_is_shown_natively_and_in_the_browser(tour):
+    missing = {}
+    for cell_id in tour["cell_ids"]:
+        native, live = tour["prerendered"][cell_id], tour["live"][cell_id]
+        if not (native["figures"] == live["figures"] == live["loaded"] == live["declared"]):
+            missing[cell_id] = {"declaradas": live["declared"], "nativas": native["figures"],
+                                "navegador": live["figures"], "cargadas": live["loaded"]}
+    assert missing == {}
+
+
+# --------------------------------------------------------------- the slides
+
+
+def test_no_slide_overflows_at_1280x720(tour):
+    problems = {}
+    for index, result in tour["overflow"].items():
+        slide = tour["slides"][index]
+        if (result["width"], result["height"]) != SLIDE_SIZE:
+            problems[slide_label(index, slide["id"])] = [f"tamaño {result['width']}×{result['height']}"]
+        elif result["problems"]:
+            problems[slide_label(index, slide["id"])] = result["problems"]
+    assert problems == {}
+
+
+def test_every_slide_has_speaker_notes(tour):
+    without = [slide_label(i, s["id"]) for i, s in enumerate(tour["slides"]) if len(s["notes"].strip()) < 40]
+    assert without == []
+
+
+def test_every_question_reveals_its_answer_as_a_fragment(tour):
+    questions = [s for s in tour["slides"] if s["title"].strip() == "Pregunta"]
+    assert questions and all(s["fragments"] >= 1 for s in questions)
+
+
+def test_a_screenshot_of_every_slide_is_saved(tour):
+    saved = [path for path in tour["screenshots"] if path.exists() and path.stat().st_size > 10_000]
+    assert len(saved) == len(tour["slides"])
+    print(f"\ncapturas de las diapositivas: {tour['folder']}")
+
+
+def test_nothing_was_requested_from_another_origin(tour, deck_url):
+    foreign = [url for url in tour["page"].requests
+               if not (url.startswith(deck_url) or url.startswith(("blob:", "data:")))]
+    assert foreign == []
+
+
+def test_no_console_errors_during_the_tour(tour):
+    assert tour["page"].console_errors == []
+
+
+# --------------------------------------------------------- keyboard and notes
+
+
+def test_keyboard_alone_covers_the_whole_deck(tour):
+    page = tour["page"]
+    slides = tour["slides"]
+    go_to(page, 0)
+    focus_the_deck(page)
+    fragments = sum(s["fragments"] for s in slides)
+    presses = len(slides) - 1 + fragments
+    seen, revealed, current = {0}, 0, 0
+    for _ in range(presses):
+        page.keyboard.press("ArrowRight")
+        h = page.evaluate("() => Reveal.getIndices().h")
+        if h == current:
+            revealed += 1  # the key showed the next fragment (an answer) instead of moving on
+        seen.add(h)
+        current = h
+    assert seen == set(range(len(slides)))
+    assert page.evaluate("() => Reveal.isLastSlide()")
+    assert revealed == fragments
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate("() => Reveal.getIndices().h") == len(slides) - 2
+    page.keyboard.press("Home")
+    assert page.evaluate("() => Reveal.getIndices().h") == 0
+    page.keyboard.press("End")
+    assert page.evaluate("() => Reveal.getIndices().h") == len(slides) - 1
+
+
+def test_speaker_view_opens_with_the_notes_of_the_current_slide(tour):
+    page = tour["page"]
+    index = next(i for i, s in enumerate(tour["slides"]) if s["id"] == "hoja-de-ruta")
+    go_to(page, index)
+    focus_the_deck(page)
+    with page.context.expect_page(timeout=15_000) as popup_info:
+        page.keyboard.press("s")
+    speaker = popup_info.value
+    try:
+        speaker.wait_for_load_state()
+        expected = re.sub(r"\s+", " ", tour["slides"][index]["notes"]).strip()[:40]
+        speaker.wait_for_function(
+            "text => { const n = document.querySelector('.speaker-controls-notes');"
+            " return n && n.textContent.replace(/\\s+/g, ' ').includes(text); }",
+            arg=expected, timeout=30_000)
+        # The speaker view mirrors the deck in iframes; none of them boots Python.
+        frames = speaker.frames
+        assert len(frames) >= 2
+    finally:
+        speaker.close()
