@@ -111,6 +111,14 @@ def nonprivate_test_accuracy() -> float:
     return learning.accuracy(learning.train_logistic(Xe, ye), Xp, yp)
 
 
+def clipped_gradient_sum_norm() -> float:
+    """‖Σ clip_C(gᵢ)‖ at the public starting point, on the 4 000 training rows of the slides."""
+    X, y = learning.make_dataset(census())
+    Xe, _, ye, _ = learning.train_test_split(X, y, rng=np.random.default_rng(0))
+    gradients = learning.compute_gradients(learning.make_initial_theta(), Xe, ye)
+    return float(np.linalg.norm(learning.clip_gradients(gradients, clip_norm=1.0).sum(axis=0)))
+
+
 def majority_test_accuracy() -> float:
     X, y = learning.make_dataset(census())
     _, _, _, yp = learning.train_test_split(X, y, rng=np.random.default_rng(0))
@@ -212,7 +220,15 @@ CLAIMS = [
           lambda: sequential_sigma_for(accountants_at_10k()["rdp"]) / 20, 89),
     claim("04-aproximada.md", "(σ ≈ 1774 en vez de 20)",
           lambda: sequential_sigma_for(accountants_at_10k()["rdp"]), 1774),
+    claim("03-sensibilidad.md", "cerca de b ≈ 16.000",
+          lambda: queries.measure_clipping_error(census().capital_gain, bounds=np.geomspace(100, 1_000_000, 41),
+                                                 epsilon=0.01, rng=np.random.default_rng(14),
+                                                 trials=300)["best_bound"], 16_000, 1_000),
     # Capítulo 5
+    claim("05-aprendizaje.md", "unas 240 veces el de T = 1",
+          lambda: learning.compute_noise_sigma(epsilon=0.5, delta=1e-5, iterations=200, clip_norm=1.0)
+          / learning.compute_noise_sigma(epsilon=0.5, delta=1e-5, iterations=1, clip_norm=1.0), 240, 5),
+    claim("05-aprendizaje.md", "gradientes recortados mide unos 670", clipped_gradient_sum_norm, 670, 10),
     claim("05-aprendizaje.md", "unos 76 % de acierto", lambda: 100 * majority_test_accuracy(), 76),
     claim("05-aprendizaje.md", "(unos 83 %)", lambda: 100 * nonprivate_test_accuracy(), 83),
     # Cierre
