@@ -138,6 +138,8 @@ def run_cell(
             rc_context = _matplotlib_rc_context()
             if rc_context is not None:
                 stack.enter_context(rc_context)
+            stack.enter_context(_numpy_settings())
+            stack.callback(sys.setrecursionlimit, sys.getrecursionlimit())
             sys.modules["__main__"] = namespace_module
             try:
                 exec(body_code, namespace)
@@ -302,6 +304,8 @@ def _cell_warnings(filename: str, lines: list[str]):
     """Aísla los filtros de avisos y muestra los de la celda en español."""
     with warnings.catch_warnings():
         warnings.simplefilter("default")
+        # plt.show() is harmless here: every figure is shown when the cell ends.
+        warnings.filterwarnings("ignore", message=".*non-interactive, and thus cannot be shown")
         original_show = warnings.showwarning
 
         def show_warning(message, category, warn_file, lineno, file=None, line=None):
@@ -362,6 +366,22 @@ def _matplotlib_rc_context():
         except ImportError:
             return None
     return matplotlib.rc_context()
+
+
+@contextlib.contextmanager
+def _numpy_settings():
+    """Restores numpy's print options and error handling after the cell.
+
+    They are process-wide: a cell calling np.set_printoptions would otherwise
+    change how every later cell prints its arrays.
+    """
+    try:
+        import numpy
+    except ImportError:
+        yield
+        return
+    with numpy.printoptions(), numpy.errstate():
+        yield
 
 
 def _close_all_pyplot_figures() -> None:

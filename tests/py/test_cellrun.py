@@ -81,6 +81,24 @@ def test_fresh_namespace_each_run():
     assert leaked["outputs"][0]["ename"] == "NameError"
 
 
+def test_process_wide_settings_do_not_leak_to_the_next_cell():
+    limit = sys.getrecursionlimit()
+    run(
+        """
+        import sys
+        import numpy as np
+        sys.setrecursionlimit(50)
+        np.set_printoptions(precision=1)
+        np.seterr(all="raise")
+        """
+    )
+    assert sys.getrecursionlimit() == limit
+    result = run("import numpy as np\nprint(np.array([1/3]))\nprint(np.array([1.0]) / 0)")
+    assert result["status"] == "done"  # seterr(all="raise") was undone
+    stdout = "".join(o["text"] for o in outputs_of(result, "stream") if o["name"] == "stdout")
+    assert stdout == "[0.33333333]\n[inf]\n"
+
+
 def test_cell_runs_as_main_and_main_is_restored():
     before = sys.modules.get("__main__")
     result = run(
@@ -318,6 +336,11 @@ def test_warnings_show_the_cells_line_in_spanish():
     (stream,) = outputs_of(result, "stream")
     assert stream["name"] == "stderr"
     assert stream["text"].startswith("Aviso en la línea 2: UserWarning: cuidado")
+
+
+def test_plt_show_is_quiet_and_the_figure_still_shows():
+    result = run("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()")
+    assert [o["type"] for o in result["outputs"]] == ["figure"]
 
 
 def test_huge_value_repr_is_capped():
