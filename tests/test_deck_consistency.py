@@ -391,3 +391,21 @@ def test_cell_draws_the_figures_it_declares(cell_id):
     declared = int(cell.get("figures", "0"))
     draws = cell["source"].count("plot_")
     assert (declared > 0) == (draws > 0), cell_id
+
+
+# ------------------------------------------------------------ speaker notes
+
+
+def slides_of(path: Path) -> list[str]:
+    return re.split(r"\n---\n", path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", sorted(SLIDES.glob("*.md")), ids=lambda path: path.name)
+def test_every_slide_has_notes_with_a_question_for_the_class(path):
+    missing = []
+    for slide in slides_of(path):
+        title = re.search(r"^# (.+)$", slide, re.M)
+        notes = re.search(r"^::: notes\n(.*?)\n:::$", slide, re.S | re.M)
+        if not notes or "¿" not in notes.group(1) or len(notes.group(1)) < 150:
+            missing.append(title.group(1) if title else slide[:40])
+    assert missing == []
