@@ -137,7 +137,7 @@ class Deck {
       const cell = new Cell(element, {
         runtime: this.runtime,
         store: this.store,
-        readOnly: isPrintPdf,
+        readOnly: isPrintPdf || isReceiver,
         unavailableMessage: this.unavailableMessage,
       });
       this.cells.set(cell.id, cell);

@@ -9,7 +9,7 @@
 const SIGINT = 2;
 // After an interrupt request, how long the cell may take to notice it before
 // the worker is terminated instead (the goal: idle within 2 s of Stop).
-const INTERRUPT_GRACE_MS = 1200;
+const INTERRUPT_GRACE_MS = 1500;
 
 export const STOP_BY_RESTART_MESSAGE =
   "Ejecución detenida: este servidor no permite interrumpir Python, así que se " +
@@ -71,7 +71,12 @@ export class PythonRuntime extends EventTarget {
     this.request("boot", { base: this.baseUrl, interruptBuffer: this.interruptBuffer }).then(
       (result) => {
         if (generation !== this.generation) return;
-        this.timings = { ...result.timings, pageMs: Math.round(performance.now() - started) };
+        // pageMs: boot as the page saw it; readyAtMs: since the page started loading.
+        this.timings = {
+          ...result.timings,
+          pageMs: Math.round(performance.now() - started),
+          readyAtMs: Math.round(performance.now()),
+        };
         this.setState("ready");
         this.pump();
       },
@@ -219,7 +224,9 @@ export class PythonRuntime extends EventTarget {
       // Python checks the buffer between bytecodes; code stuck inside a C call
       // never does, so fall back to a restart.
       setTimeout(() => {
-        if (this.current === run) this.restart(STOP_STUCK_MESSAGE);
+        if (this.current !== run) return;
+        console.warn(`dpdeck: la celda ${run.cellId} no atendió la interrupción; se reinicia Python`);
+        this.restart(STOP_STUCK_MESSAGE);
       }, INTERRUPT_GRACE_MS);
     } else {
       this.restart(STOP_BY_RESTART_MESSAGE);

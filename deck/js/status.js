@@ -2,6 +2,7 @@
 // or what failed with a retry button; plus the deck-wide controls.
 
 const MB = 1e6;
+const COMPACT_AFTER_MS = 4000;
 
 function formatMegabytes(bytes) {
   return (bytes / MB).toLocaleString("es-ES", { maximumFractionDigits: 0 });
@@ -42,7 +43,7 @@ export class StatusPanel {
     // Clicks and keys on the panel are not slide navigation.
     panel.addEventListener("keydown", (event) => event.stopPropagation());
     this.panel = panel;
-    this.hideTimer = null;
+    this.compactTimer = null;
     document.body.appendChild(panel);
   }
 
@@ -60,6 +61,13 @@ export class StatusPanel {
   show(state, { progress, failure, message } = {}) {
     const panel = this.panel;
     panel.dataset.state = state;
+    // Once Python is ready the panel shrinks to a small label, out of the
+    // slides' way; pointing at it or tabbing to it shows its buttons again.
+    clearTimeout(this.compactTimer);
+    panel.toggleAttribute("data-compact", false);
+    if (state === "ready") {
+      this.compactTimer = setTimeout(() => panel.toggleAttribute("data-compact", true), COMPACT_AFTER_MS);
+    }
     this.retryButton.hidden = state !== "error";
     this.restartButton.hidden = state !== "ready";
     this.bar.hidden = state !== "loading";

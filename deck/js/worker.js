@@ -94,15 +94,25 @@ function countingResponse(response) {
 
 self.fetch = async function guardedFetch(input, init) {
   const url = resolveUrl(input);
-  if (url.origin !== self.location.origin) {
-    throw new TypeError(
-      `Bloqueado: ${url.href} no pertenece a este servidor. ` +
-        "Las diapositivas funcionan sin conexión y solo cargan archivos de su propia carpeta.",
-    );
-  }
+  if (url.origin !== self.location.origin) throw new TypeError(blockedMessage(url));
   const response = await nativeFetch(input, init);
   return countingResponse(response);
 };
+
+// Python's synchronous downloads (pyodide.http.open_url) use XMLHttpRequest.
+const nativeOpen = XMLHttpRequest.prototype.open;
+XMLHttpRequest.prototype.open = function guardedOpen(method, url, ...rest) {
+  const target = resolveUrl(String(url));
+  if (target.origin !== self.location.origin) throw new TypeError(blockedMessage(target));
+  return nativeOpen.call(this, method, url, ...rest);
+};
+
+function blockedMessage(url) {
+  return (
+    `Bloqueado: ${url.href} no pertenece a este servidor. ` +
+    "Las diapositivas funcionan sin conexión y solo cargan archivos de su propia carpeta."
+  );
+}
 
 function addLoadedBytes(count) {
   state.loadedBytes += count;

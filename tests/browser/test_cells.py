@@ -114,6 +114,12 @@ def wait_for_output_containing(page, cell_id: str, text: str, timeout: int = RUN
     )
 
 
+def click_status_button(page, action: str) -> None:
+    # Once Python is ready the status panel shrinks; pointing at it shows its buttons.
+    page.hover(".python-status")
+    page.click(f".python-status [data-action={action}]")
+
+
 def blur(page) -> None:
     page.evaluate("document.activeElement && document.activeElement.blur()")
 
@@ -337,7 +343,7 @@ def test_restore_all_returns_every_cell_to_its_original(live_page):
     page = live_page
     set_source(page, "editable", "print('uno')")
     set_source(page, "otra", "print('dos')")
-    page.click(".python-status [data-action=restore-all]")
+    click_status_button(page, "restore-all")
     for cell_id in ("editable", "otra"):
         assert source_of(page, cell_id) == original_of(page, cell_id)
         assert saved_edit(page, cell_id) is None
@@ -440,6 +446,19 @@ def test_import_pandas_answers_offline_without_a_request(live_page):
     assert not [url for url in new_requests if "pandas" in url], new_requests
     assert all(url.startswith(page.url.split("#")[0].rsplit("/", 1)[0]) or url.startswith("blob:")
                for url in new_requests), new_requests
+    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+
+
+def test_requests_to_other_servers_are_blocked(live_page):
+    page = live_page
+    source = (
+        "import js\njs.fetch('http://192.0.2.7/asincrono.csv')\n"
+        "from pyodide.http import open_url\nopen_url('http://192.0.2.7/datos.csv')"
+    )
+    status, text = run_bad_input(page, source)
+    assert status == "error"
+    assert "Bloqueado: http://192.0.2.7/datos.csv no pertenece a este servidor" in text
+    assert not [url for url in page.requests if "192.0.2.7" in url]
     assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
 
 
@@ -569,7 +588,7 @@ def test_restart_python_button_keeps_edits(plain_live_page):
     page = plain_live_page
     source = "print('editada')"
     set_source(page, "editable", source)
-    page.click(".python-status [data-action=restart-python]")
+    click_status_button(page, "restart-python")
     wait_until_ready(page)
     assert source_of(page, "editable") == source
     assert run_and_wait(page, "editable") == "done"

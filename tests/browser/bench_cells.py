@@ -1,0 +1,140 @@
+"""Benchmark of the live cells in headless Chromium; prints a table, asserts nothing.
+
+    .venv/bin/python tests/browser/bench_cells.py [DIST] [--rounds N]
+
+For each server (build.py's, cross-origin isolated; and a plain http.server
+under a sub-path) and each round, in a fresh browser context (cold cache):
+page open → Python ready, → first figure (the first cell that draws one,
+run with its Run button), Python's own boot steps, and the time from pressing
+Stop on `while True: pass` until the cell is idle (and, without isolation,
+until Python is ready again).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+import build  # noqa: E402
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+TIMEOUT_MS = 180_000
+GO_TO_CELL = """selector => {
+    const where = Reveal.getIndices(document.querySelector(selector).closest('.slides > section'));
+    Reveal.slide(where.h, where.v);
+}"""
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+def serve(server) -> str:
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def measure(browser, url: str) -> dict:
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        page.goto(url + "?autorun=0")
+        page.wait_for_selector("html[data-cells=ready]", timeout=TIMEOUT_MS)
+        page.wait_for_selector("html[data-python=ready]", timeout=TIMEOUT_MS)
+        timings = page.evaluate("window.dpdeck.runtime.timings")
+        figure_cell = page.evaluate(
+            "() => { const cell = document.querySelector('.cell[data-figures]:not([data-figures=\"0\"])');"
+            " return cell && cell.dataset.cellId; }")
+        first_figure_ms = None
+        if figure_cell:
+            selector = f'.cell[data-cell-id="{figure_cell}"]'
+            page.evaluate(GO_TO_CELL, selector)
+            page.click(f"{selector} [data-action=run]")
+            page.wait_for_function("selector => Number(document.querySelector(selector).dataset.runs || 0) > 0",
+                                   arg=selector, timeout=TIMEOUT_MS)
+            first_figure_ms = page.evaluate("() => Math.round(performance.now())")
+        stop = measure_stop(page)
+        return {"ready_ms": timings["readyAtMs"], "first_figure_ms": first_figure_ms,
+                "isolated": page.evaluate("crossOriginIsolated"), "steps": timings, **stop}
+    finally:
+        context.close()
+
+
+def measure_stop(page) -> dict:
+    cell_id = page.evaluate("() => document.querySelector('.cell[data-cell-id]').dataset.cellId")
+    selector = f'.cell[data-cell-id="{cell_id}"]'
+    page.evaluate(GO_TO_CELL, selector)
+    page.evaluate("""id => { const cell = window.dpdeck.cells.get(id);
+        cell.view.dispatch({changes: {from: 0, to: cell.view.state.doc.length, insert: 'while True:\\n    pass'}}); }""",
+                  cell_id)
+    runs = int(page.get_attribute(selector, "data-runs") or 0)
+    page.click(f"{selector} [data-action=run]")
+    page.wait_for_selector(f'{selector}[data-status="running"]', timeout=TIMEOUT_MS)
+    page.wait_for_timeout(500)
+    started = time.perf_counter()
+    page.click(f"{selector} [data-action=stop]")
+    page.wait_for_function("([selector, runs]) => Number(document.querySelector(selector).dataset.runs || 0) > runs",
+                           arg=[selector, runs], timeout=TIMEOUT_MS)
+    stopped = time.perf_counter() - started
+    page.wait_for_selector("html[data-python=ready]", timeout=TIMEOUT_MS)
+    ready_again = time.perf_counter() - started
+    page.evaluate("id => window.dpdeck.cells.get(id).reset()", cell_id)
+    return {"stop_ms": round(stopped * 1000), "ready_again_ms": round(ready_again * 1000)}
+
+
+def summarize(label: str, results: list[dict]) -> None:
+    def median(key):
+        values = [r[key] for r in results if r.get(key) is not None]
+        return f"{statistics.median(values) / 1000:.2f} s" if values else "—"
+
+    print(f"\n{label} (aislado: {results[0]['isolated']}, {len(results)} rondas, mediana)")
+    print(f"  página abierta → Python listo     {median('ready_ms')}")
+    print(f"  página abierta → primera figura   {median('first_figure_ms')}")
+    print(f"  Stop → celda detenida             {median('stop_ms')}")
+    print(f"  Stop → Python listo otra vez      {median('ready_again_ms')}")
+    steps = results[0]["steps"]
+    print("  pasos del arranque (1.ª ronda):   " + ", ".join(
+        f"{key} {value} ms" for key, value in steps.items() if isinstance(value, int)))
+    print("  importaciones (1.ª ronda):        " + ", ".join(
+        f"{key} {value} ms" for key, value in steps.get("imports", {}).items()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dist", nargs="?", default=str(ROOT / "dist"))
+    parser.add_argument("--rounds", type=int, default=3)
+    options = parser.parse_args()
+    dist = Path(options.dist).resolve()
+    if not (dist / "runtime.json").exists():
+        sys.exit(f"no hay un mazo construido en {dist}: ejecuta «python3 build.py»")
+    from playwright.sync_api import sync_playwright
+
+    isolated = build.make_server(dist, 0, isolated=True)
+    plain = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                            functools.partial(QuietHandler, directory=str(dist.parent)))
+    urls = {"servidor de build.py": serve(isolated), "http.server simple": serve(plain) + f"{dist.name}/"}
+    with sync_playwright() as playwright:
+        options_launch = {"headless": True, "args": CHROMIUM_ARGS}
+        if CHROMIUM.exists():
+            options_launch["executable_path"] = str(CHROMIUM)
+        browser = playwright.chromium.launch(**options_launch)
+        for label, url in urls.items():
+            summarize(label, [measure(browser, url) for _ in range(options.rounds)])
+        browser.close()
+    isolated.shutdown()
+    plain.shutdown()
+
+
+if __name__ == "__main__":
+    main()
