@@ -10,6 +10,8 @@ const SIGINT = 2;
 // After an interrupt request, how long the cell may take to notice it before
 // the worker is terminated instead (the goal: idle within 2 s of Stop).
 const INTERRUPT_GRACE_MS = 1500;
+// A boot that shows no progress for this long is reported as failed.
+const STALL_MS = 90_000;
 
 export const STOP_BY_RESTART_MESSAGE =
   "Ejecución detenida: este servidor no permite interrumpir Python, así que se " +
@@ -68,6 +70,17 @@ export class PythonRuntime extends EventTarget {
     };
     this.interruptBuffer = this.canInterrupt ? new Int32Array(new SharedArrayBuffer(4)) : null;
     const started = performance.now();
+    this.lastActivityAt = started;
+    clearInterval(this.stallTimer);
+    this.stallTimer = setInterval(() => {
+      if (generation !== this.generation || this.state !== "loading") {
+        clearInterval(this.stallTimer);
+        return;
+      }
+      if (performance.now() - this.lastActivityAt > STALL_MS) {
+        this.fail({ step: this.progress.step, message: `sin avances en ${STALL_MS / 1000} s.` });
+      }
+    }, 1000);
     this.request("boot", { base: this.baseUrl, interruptBuffer: this.interruptBuffer }).then(
       (result) => {
         if (generation !== this.generation) return;
@@ -120,7 +133,7 @@ export class PythonRuntime extends EventTarget {
     }
     this.generation += 1;
     this.pending.clear();
-    const notice = `Python no pudo cargarse${step ? ` (${step})` : ""}: ${message}`;
+    const notice = `Python no pudo cargarse: ${message}`;
     const waiting = [this.current, ...this.queue].filter(Boolean);
     this.current = null;
     this.queue = [];
@@ -156,6 +169,7 @@ export class PythonRuntime extends EventTarget {
     }
     if (message.type === "progress") {
       this.progress = message.payload;
+      this.lastActivityAt = performance.now();
       this.dispatchEvent(new CustomEvent("progress", { detail: message.payload }));
     } else if (message.type === "stream") {
       this.stats.streamMessages += 1;
@@ -188,7 +202,8 @@ export class PythonRuntime extends EventTarget {
         },
       };
       this.queue.push(run);
-      if (this.state === "off" && !this.worker) this.start();
+      // Not booted yet, or the last boot failed: running a cell (re)tries.
+      if (!this.worker) this.start();
       this.pump();
     });
   }

@@ -2,6 +2,15 @@
 // or what failed with a retry button; plus the deck-wide controls.
 
 const MB = 1e6;
+// What each boot step of the worker loads, to say what failed.
+const STEP_LABELS = {
+  worker: "el worker de Python (js/worker.js)",
+  runtime: "la lista de archivos (runtime.json)",
+  core: "el intérprete de Python (pyodide/)",
+  packages: "los paquetes numpy y matplotlib",
+  wheel: "el paquete dpdeck (wheels/)",
+  warmup: "la preparación de Python",
+};
 const COMPACT_AFTER_MS = 4000;
 
 function formatMegabytes(bytes) {
@@ -78,12 +87,12 @@ export class StatusPanel {
       this.text.textContent = total
         ? `Cargando Python… ${formatMegabytes(loaded)}/${formatMegabytes(total)} MB`
         : "Cargando Python…";
-      if (progress && progress.step === "preparando") this.text.textContent = "Preparando Python…";
+      if (progress && progress.step === "warmup") this.text.textContent = "Preparando Python…";
     } else if (state === "ready") {
       this.text.textContent = "Python listo";
     } else if (state === "error") {
-      const where = failure && failure.step ? ` (${failure.step})` : "";
-      this.text.textContent = `No se pudo cargar Python${where}: ${failure ? failure.message : ""}`;
+      const what = failure && STEP_LABELS[failure.step] ? `: falló ${STEP_LABELS[failure.step]}` : "";
+      this.text.textContent = `No se pudo cargar Python${what}. ${failure ? failure.message : ""}`;
     } else {
       this.text.textContent = message || "";
     }

@@ -6,7 +6,9 @@
 //   reply    {id, ok, result | error}   worker → page, one per request
 //   event    {type, payload}            worker → page, no id
 // Requests: "boot" {base, interruptBuffer?}, "run" {runId, cellId, source, ...}.
-// Events:   "progress" {loaded, total, step}, "stream" {runId, name, text}.
+// Events:   "progress" {loaded, total, step}, "stream" {runId, chunks: [{name, text}]}.
+// Boot steps: runtime (runtime.json), core (Pyodide), packages (numpy,
+// matplotlib…), wheel (dpdeck), warmup (first imports), ready.
 //
 // Every file is fetched from the deck's own server: a request to any other
 // origin is refused before it leaves the browser.
@@ -95,9 +97,30 @@ function countingResponse(response) {
 self.fetch = async function guardedFetch(input, init) {
   const url = resolveUrl(input);
   if (url.origin !== self.location.origin) throw new TypeError(blockedMessage(url));
-  const response = await nativeFetch(input, init);
+  let response;
+  try {
+    response = await nativeFetch(input, init);
+  } catch (error) {
+    failBoot(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
+    throw error;
+  }
+  if (!response.ok) failBoot(`No se pudo descargar ${displayPath(url)}: HTTP ${response.status}`);
   return countingResponse(response);
 };
+
+// Pyodide does not always give up when one of its files fails to download (a
+// missing .wasm leaves loadPyodide pending forever), so a failed download
+// during boot ends the boot at once, naming the file.
+let rejectBoot = null;
+
+function failBoot(message) {
+  if (rejectBoot) rejectBoot(new Error(message));
+}
+
+function displayPath(url) {
+  const base = new URL("../", self.location.href).pathname;
+  return url.pathname.startsWith(base) ? url.pathname.slice(base.length) : url.href;
+}
 
 // Python's synchronous downloads (pyodide.http.open_url) use XMLHttpRequest.
 const nativeOpen = XMLHttpRequest.prototype.open;
@@ -170,24 +193,28 @@ async function boot({ base, interruptBuffer }) {
   const timings = {};
   const bootStarted = performance.now();
   let runtime;
-  timings.runtime = await step("runtime.json", async () => {
+  timings.runtime = await step("runtime", async () => {
     runtime = await fetchJson(new URL("runtime.json", baseUrl), "runtime.json");
   });
   state.totalBytes = runtime.bytes || 0;
   const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
 
-  timings.core = await step("Python", async () => {
+  timings.core = await step("core", async () => {
     try {
       self.importScripts(new URL("pyodide.js", pyodideUrl).href);
     } catch (error) {
       throw new Error(`No se pudo cargar pyodide/pyodide.js: ${error.message}`);
     }
-    state.pyodide = await self.loadPyodide({
-      indexURL: pyodideUrl,
-      env: { MPLBACKEND: "Agg" },
-      stdout: () => {},
-      stderr: () => {},
-    });
+    try {
+      state.pyodide = await self.loadPyodide({
+        indexURL: pyodideUrl,
+        env: { MPLBACKEND: "Agg" },
+        stdout: () => {},
+        stderr: () => {},
+      });
+    } catch (error) {
+      throw new Error(`Pyodide no pudo arrancar: ${error.message || error}`);
+    }
     countImportedScripts();
   });
   const pyodide = state.pyodide;
@@ -196,7 +223,7 @@ async function boot({ base, interruptBuffer }) {
     pyodide.setInterruptBuffer(interruptBuffer);
   }
 
-  timings.packages = await step("paquetes", async () => {
+  timings.packages = await step("packages", async () => {
     const failures = [];
     await pyodide.loadPackage(runtime.packages, {
       messageCallback: () => {},
@@ -205,7 +232,7 @@ async function boot({ base, interruptBuffer }) {
     if (failures.length) throw new Error(`No se pudieron cargar los paquetes: ${failures.join("; ")}`);
   });
 
-  timings.wheel = await step("dpdeck", async () => {
+  timings.wheel = await step("wheel", async () => {
     const micropip = pyodide.pyimport("micropip");
     try {
       await micropip.install.callKwargs(new URL(runtime.wheel, baseUrl).href, { deps: false });
@@ -216,7 +243,7 @@ async function boot({ base, interruptBuffer }) {
 
   // Importing here, before "ready", makes the first run as fast as the next ones.
   timings.imports = {};
-  timings.warmup = await step("preparando", async () => {
+  timings.warmup = await step("warmup", async () => {
     for (const name of WARM_IMPORTS) {
       const started = performance.now();
       pyodide.pyimport(name).destroy();
@@ -224,7 +251,7 @@ async function boot({ base, interruptBuffer }) {
     }
     state.runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
   });
-  state.step = "listo";
+  state.step = "ready";
   state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);
   emitProgress();
   timings.total = Math.round(performance.now() - bootStarted);
@@ -308,7 +335,13 @@ async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
 }
 
 const HANDLERS = {
-  boot: async (payload) => boot(payload),
+  boot: (payload) =>
+    new Promise((resolve, reject) => {
+      rejectBoot = reject;
+      boot(payload).then(resolve, reject);
+    }).finally(() => {
+      rejectBoot = null;
+    }),
   run: async (payload) => run(payload),
   ping: async () => ({ result: { ready: Boolean(state.runCell) } }),
 };

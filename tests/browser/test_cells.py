@@ -621,6 +621,30 @@ def test_edits_survive_a_reload_whatever_the_slide(browser, cells_url):
         context.close()
 
 
+def test_a_failed_boot_says_what_failed_and_retry_recovers(browser, cells_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        context.route("**/pyodide/pyodide.asm.wasm", lambda route: route.abort())
+        page = context.new_page()
+        page.goto(cells_url + "?autorun=0")
+        page.wait_for_selector("html[data-python=error]", timeout=60_000)
+        message = page.inner_text(".python-status")
+        assert "No se pudo cargar Python: falló el intérprete de Python (pyodide/)" in message
+        assert page.is_visible(".python-status [data-action=retry]")
+        # The pre-computed output is still there; the slides still move.
+        assert "hola" in output_text(page, "saludo")
+        blur(page)
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => Reveal.getIndices().h === 1")
+        context.unroute("**/pyodide/pyodide.asm.wasm")
+        page.click(".python-status [data-action=retry]")
+        wait_until_ready(page)
+        assert run_and_wait(page, "saludo") == "done"
+        assert origin_of(page, "saludo") == "live"
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("query", ["?receiver", "?print-pdf"])
 def test_speaker_view_and_print_do_not_boot_python(browser, cells_url, query):
     context, page = open_recording_page(browser, cells_url + query)
