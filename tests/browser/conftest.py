@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import build
+from cellpages import open_recording_page, wait_until_ready
 
 FIXTURE_SLIDES = Path(__file__).with_name("fixture_slides")
-BOOT_TIMEOUT_MS = 120_000
 
 
 def _serve(server) -> str:
@@ -54,25 +54,6 @@ def cells_plain_url(cells_dist):
     yield _serve(server) + f"{cells_dist.name}/"
     server.shutdown()
     server.server_close()
-
-
-def open_recording_page(browser, url: str, *, viewport=(1280, 720)):
-    """A fresh context and page that record request URLs and console errors."""
-    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
-    page = context.new_page()
-    page.requests = []
-    page.console_errors = []
-    context.on("request", lambda request: page.requests.append(request.url))
-    page.on("console", lambda message: page.console_errors.append(message.text)
-            if message.type == "error" else None)
-    page.on("pageerror", lambda error: page.console_errors.append(str(error)))
-    page.goto(url)
-    return context, page
-
-
-def wait_until_ready(page, timeout_ms: int = BOOT_TIMEOUT_MS):
-    page.wait_for_selector("html[data-cells=ready]", timeout=30_000)
-    page.wait_for_selector("html[data-python=ready]", timeout=timeout_ms)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import open_recording_page, wait_until_ready
+from cellpages import open_recording_page, wait_until_ready
 
 RUN_TIMEOUT_MS = 60_000
 SLIDE_OF = {"saludo": 0, "figura": 1, "editable": 2, "otra": 3, "pruebas": 4, "doble-a": 5, "doble-b": 5}
@@ -101,6 +101,15 @@ def origin_of(page, cell_id: str) -> str:
     return page.get_attribute(f"{cell_selector(cell_id)} .cell-output", "data-origin")
 
 
+def origin_label(page, cell_id: str) -> str:
+    """The label above an output (drawn by CSS from data-origin)."""
+    content = page.evaluate(
+        "selector => getComputedStyle(document.querySelector(selector), '::before').content",
+        f"{cell_selector(cell_id)} .cell-output",
+    )
+    return content.strip('"')
+
+
 def wait_for_status(page, cell_id: str, status: str, timeout: int = RUN_TIMEOUT_MS) -> None:
     page.wait_for_selector(f'{cell_selector(cell_id)}[data-status="{status}"]', timeout=timeout)
 
@@ -177,7 +186,9 @@ def test_cells_have_the_stable_hooks(live_page):
 def test_a_figure_runs_live_with_the_prerendered_markup(live_page):
     page = live_page
     prerendered = output_text(page, "figura")
+    assert origin_label(page, "figura") == "pre-calculado"
     assert run_and_wait(page, "figura") == "done"
+    assert origin_label(page, "figura").startswith("calculado en tu navegador")
     assert origin_of(page, "figura") == "live"
     # Same seed, same numbers: the live text equals the build's.
     assert output_text(page, "figura") == prerendered
