@@ -150,7 +150,9 @@ export class Cell {
 
   /** Queues this cell's current code; resolves when it has run (or was cancelled). */
   async run() {
-    if (this.unavailableMessage) {
+    if (!this.runtime || this.unavailableMessage) {
+      // Print view and speaker view have no Python; a file page says how to get it.
+      if (!this.unavailableMessage) return null;
       this.output.finish({ status: "error", outputs: [], notice: this.unavailableMessage });
       return null;
     }

@@ -10,6 +10,7 @@ const SIGINT = 2;
 // After an interrupt request, how long the cell may take to notice it before
 // the worker is terminated instead (the goal: idle within 2 s of Stop).
 const INTERRUPT_GRACE_MS = 1500;
+const INTERRUPT_REPEAT_MS = 300;
 // A boot that shows no progress for this long is reported as failed.
 const STALL_MS = 90_000;
 
@@ -41,7 +42,7 @@ export class PythonRuntime extends EventTarget {
     this.timings = null;
     this.generation = 0;
     // Counters a person (or a test) can read from the console: window.dpdeck.runtime.stats.
-    this.stats = { boots: 0, streamMessages: 0, restarts: 0 };
+    this.stats = { boots: 0, streamMessages: 0, restarts: 0, interruptFallbacks: 0 };
   }
 
   // ------------------------------------------------------------ lifecycle
@@ -66,7 +67,9 @@ export class PythonRuntime extends EventTarget {
     worker.onerror = (event) => {
       event.preventDefault?.();
       if (generation !== this.generation) return;
-      this.fail({ step: this.progress.step || "worker", message: event.message || "el worker falló" });
+      // While booting this is a failed boot; once ready, Python crashed: start again.
+      if (this.state === "ready") this.restart(CRASH_MESSAGE);
+      else this.fail({ step: this.progress.step || "worker", message: event.message || "el worker falló" });
     };
     this.interruptBuffer = this.canInterrupt ? new Int32Array(new SharedArrayBuffer(4)) : null;
     const started = performance.now();
@@ -113,8 +116,7 @@ export class PythonRuntime extends EventTarget {
       this.worker = null;
     }
     this.generation += 1;
-    for (const { reject } of this.pending.values()) reject(new Error("worker terminado"));
-    this.pending.clear();
+    this.rejectPending();
     if (this.current) {
       const run = this.current;
       this.current = null;
@@ -132,13 +134,18 @@ export class PythonRuntime extends EventTarget {
       this.worker = null;
     }
     this.generation += 1;
-    this.pending.clear();
+    this.rejectPending();
     const notice = `Python no pudo cargarse: ${message}`;
     const waiting = [this.current, ...this.queue].filter(Boolean);
     this.current = null;
     this.queue = [];
     for (const run of waiting) run.finish({ status: "error", outputs: [], notice });
     this.setState("error");
+  }
+
+  rejectPending() {
+    for (const { reject } of this.pending.values()) reject(new Error("worker terminado"));
+    this.pending.clear();
   }
 
   setState(state) {
@@ -234,15 +241,22 @@ export class PythonRuntime extends EventTarget {
     }
     const run = this.current;
     if (this.interruptBuffer) {
-      run.stopRequestedAt = performance.now();
-      Atomics.store(this.interruptBuffer, 0, SIGINT);
-      // Python checks the buffer between bytecodes; code stuck inside a C call
-      // never does, so fall back to a restart.
-      setTimeout(() => {
+      // Python reads (and clears) the buffer between bytecodes. The request is
+      // repeated in case one was missed; code stuck inside a C call never
+      // reads it, so after the grace period Python is restarted instead.
+      const requestedAt = performance.now();
+      const interrupt = () => {
         if (this.current !== run) return;
+        if (performance.now() - requestedAt < INTERRUPT_GRACE_MS) {
+          Atomics.store(this.interruptBuffer, 0, SIGINT);
+          setTimeout(interrupt, INTERRUPT_REPEAT_MS);
+          return;
+        }
+        this.stats.interruptFallbacks += 1;
         console.warn(`dpdeck: la celda ${run.cellId} no atendió la interrupción; se reinicia Python`);
         this.restart(STOP_STUCK_MESSAGE);
-      }, INTERRUPT_GRACE_MS);
+      };
+      interrupt();
     } else {
       this.restart(STOP_BY_RESTART_MESSAGE);
     }

@@ -53,9 +53,11 @@ self.onmessage = async (event) => {
   }
 };
 
+// "fatal": Pyodide itself broke (it says "Pyodide has suffered a fatal error")
+// and the page must start a new worker.
 function describeError(error) {
   const message = error && error.message ? String(error.message) : String(error);
-  const fatal = /fatal error/i.test(message) || Boolean(state.pyodide && state.pyodide._api && state.pyodide._api.fatal_error_occurred);
+  const fatal = /fatal error/i.test(message);
   return { name: (error && error.name) || "Error", message, step: state.step, fatal };
 }
 
@@ -298,14 +300,13 @@ class StreamBatcher {
   }
 }
 
-function toPlainOutputs(outputs) {
-  const transfer = [];
+// The figures' PNG bytes move to the page instead of being copied.
+function figureBuffers(outputs) {
+  const buffers = new Set();
   for (const output of outputs) {
-    if (output.type === "figure" && output.data instanceof Uint8Array) {
-      transfer.push(output.data.buffer);
-    }
+    if (output.type === "figure" && output.data instanceof Uint8Array) buffers.add(output.data.buffer);
   }
-  return transfer;
+  return [...buffers];
 }
 
 async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
@@ -325,13 +326,19 @@ async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
       max_output_chars: maxChars,
       max_figures: maxFigures || 20,
     });
+  } catch (error) {
+    // A second Stop that lands after run_cell caught the first one.
+    if (/KeyboardInterrupt/.test(String(error && error.message))) {
+      return { result: { status: "stopped", outputs: [], notice: "Ejecución detenida." } };
+    }
+    throw error;
   } finally {
     batcher.flush();
   }
   const result = proxy.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
   proxy.destroy();
   result.elapsedMs = Math.round(performance.now() - started);
-  return { result, transfer: toPlainOutputs(result.outputs) };
+  return { result, transfer: figureBuffers(result.outputs) };
 }
 
 const HANDLERS = {

@@ -15,6 +15,8 @@ def open_recording_page(browser, url: str, *, viewport=(1280, 720)):
     page.on("console", lambda message: page.console_errors.append(message.text)
             if message.type == "error" else None)
     page.on("pageerror", lambda error: page.console_errors.append(str(error)))
+    page.warnings = []
+    page.on("console", lambda message: page.warnings.append(message.text) if message.type == "warning" else None)
     page.goto(url)
     return context, page
 
