@@ -23,7 +23,6 @@ import contextlib
 import hashlib
 import html
 import http.server
-import io
 import json
 import os
 import re
@@ -682,7 +681,7 @@ def inline_math_line(token, child_index: int) -> int:
 
 def collect_tokens(deck: Deck, path: Path, lines: list[str], tokens: list, seen_ids: dict) -> None:
     """Validate one file's tokens, recording math, cells and containers."""
-    for index, token in enumerate(tokens):
+    for token in tokens:
         if token.type == "fence":
             check_fence_closed(path, lines, token)
             info = token.info.strip()

@@ -29,9 +29,6 @@ __all__ = ["run_cell", "MISSING_PACKAGE_MESSAGE"]
 
 OutputCallback = Callable[[dict], Any]
 
-# Paquetes que el mazo lleva consigo; todo lo demás no existe sin conexión.
-SHIPPED_PACKAGES = ("numpy", "matplotlib", "dpdeck")
-
 MISSING_PACKAGE_MESSAGE = (
     "El paquete «{name}» no está disponible. Estas diapositivas funcionan sin "
     "conexión y solo incluyen numpy, matplotlib y dpdeck; no se descarga nada "

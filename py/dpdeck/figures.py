@@ -23,7 +23,6 @@ figura con los datos de la celda correspondiente; ``dpdeck.bench`` las mide.
 
 from __future__ import annotations
 
-import math
 from functools import wraps
 
 import matplotlib
