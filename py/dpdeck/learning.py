@@ -323,6 +323,28 @@ def _descend_noisily(X, y, theta, *, sigma, step, iterations, clip_norm, rng, re
     return thetas
 
 
+def _train_noisily(X, y, *, epsilon, delta, iterations, clip_norm, rng, learning_rate, noise_radius,
+                   initial_theta, repeats):
+    """``repeats`` entrenamientos privados con la calibración de ``noisy_gradient_descent``.
+
+    σ sale de ``compute_noise_sigma`` y η de ``compute_step_size``; lo comparten
+    el descenso de una sola corrida y las dos curvas, para que las curvas midan
+    exactamente lo que publica ``noisy_gradient_descent``.
+    """
+    sigma = compute_noise_sigma(epsilon=epsilon, delta=delta, iterations=iterations, clip_norm=clip_norm)
+    rng = check_rng(rng)
+    n, dimension = X.shape
+    step = compute_step_size(
+        sigma=sigma, n=n, iterations=iterations, dimension=dimension,
+        learning_rate=learning_rate, noise_radius=noise_radius,
+    )
+    theta = make_initial_theta(dimension) if initial_theta is None else _check_theta(initial_theta, dimension)
+    return _descend_noisily(
+        X, y, theta, sigma=sigma, step=step, iterations=int(iterations),
+        clip_norm=float(clip_norm), rng=rng, repeats=repeats,
+    )
+
+
 def noisy_gradient_descent(
     X,
     y,
@@ -356,19 +378,9 @@ def noisy_gradient_descent(
     (Mironov 2012).
     """
     X, y = _check_data(X, y)
-    sigma = compute_noise_sigma(epsilon=epsilon, delta=delta, iterations=iterations, clip_norm=clip_norm)
-    iterations = int(iterations)
-    clip_norm = float(clip_norm)
-    rng = check_rng(rng)
-    n, dimension = X.shape
-    step = compute_step_size(
-        sigma=sigma, n=n, iterations=iterations, dimension=dimension,
-        learning_rate=learning_rate, noise_radius=noise_radius,
-    )
-    theta = make_initial_theta(dimension) if initial_theta is None else _check_theta(initial_theta, dimension)
-    thetas = _descend_noisily(
-        X, y, theta, sigma=sigma, step=step, iterations=iterations,
-        clip_norm=clip_norm, rng=rng, repeats=1,
+    thetas = _train_noisily(
+        X, y, epsilon=epsilon, delta=delta, iterations=iterations, clip_norm=clip_norm, rng=rng,
+        learning_rate=learning_rate, noise_radius=noise_radius, initial_theta=initial_theta, repeats=1,
     )
     return thetas[0]
 
@@ -440,16 +452,13 @@ def privacy_utility_curve(
     rng = check_rng(rng)
     X, y = _check_data(X, y)
     X_train, X_test, y_train, y_test, nonprivate = _split_for_curve(X, y, rng, test_fraction)
-    n, dimension = X_train.shape
-    theta0 = make_initial_theta(dimension)
     accuracies = np.empty((repeats, epsilons.size))
     for j, epsilon in enumerate(epsilons):
-        sigma = compute_noise_sigma(epsilon=epsilon, delta=delta, iterations=iterations, clip_norm=clip_norm)
-        step = compute_step_size(sigma=sigma, n=n, iterations=iterations, dimension=dimension,
-                                 learning_rate=learning_rate, noise_radius=noise_radius)
-        thetas = _descend_noisily(X_train, y_train, theta0, sigma=sigma, step=step,
-                                  iterations=int(iterations), clip_norm=float(clip_norm),
-                                  rng=rng, repeats=repeats)
+        thetas = _train_noisily(
+            X_train, y_train, epsilon=epsilon, delta=delta, iterations=iterations, clip_norm=clip_norm,
+            rng=rng, learning_rate=learning_rate, noise_radius=noise_radius, initial_theta=None,
+            repeats=repeats,
+        )
         accuracies[:, j] = _accuracies(thetas, X_test, y_test)
     return {
         "epsilons": epsilons,
@@ -498,16 +507,13 @@ def iterations_curve(
     rng = check_rng(rng)
     X, y = _check_data(X, y)
     X_train, X_test, y_train, y_test, nonprivate = _split_for_curve(X, y, rng, test_fraction)
-    n, dimension = X_train.shape
-    theta0 = make_initial_theta(dimension)
     accuracies = np.empty((repeats, grid.size))
     for j, iterations in enumerate(grid):
-        sigma = compute_noise_sigma(epsilon=epsilon, delta=delta, iterations=int(iterations), clip_norm=clip_norm)
-        step = compute_step_size(sigma=sigma, n=n, iterations=int(iterations), dimension=dimension,
-                                 learning_rate=learning_rate, noise_radius=noise_radius)
-        thetas = _descend_noisily(X_train, y_train, theta0, sigma=sigma, step=step,
-                                  iterations=int(iterations), clip_norm=float(clip_norm),
-                                  rng=rng, repeats=repeats)
+        thetas = _train_noisily(
+            X_train, y_train, epsilon=epsilon, delta=delta, iterations=int(iterations), clip_norm=clip_norm,
+            rng=rng, learning_rate=learning_rate, noise_radius=noise_radius, initial_theta=None,
+            repeats=repeats,
+        )
         accuracies[:, j] = _accuracies(thetas, X_test, y_test)
     mean = accuracies.mean(axis=0)
     return {
