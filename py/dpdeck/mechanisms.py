@@ -51,6 +51,15 @@ __all__ = [
 ]
 
 
+def _add_noise(value, draw):
+    """``value`` más ``draw(size)``: un ``float`` para un escalar, un arreglo de su forma si no."""
+    value = check_finite(value, name="valor")
+    if isinstance(value, float):
+        return value + float(draw(None))
+    check_nonempty(value, name="valor")
+    return value + draw(value.shape)
+
+
 # ---------------------------------------------------------------- Laplace --
 
 
@@ -111,11 +120,7 @@ def add_laplace_noise(value, *, scale, rng):
     """
     scale = check_positive(scale, name="escala")
     rng = check_rng(rng)
-    value = check_finite(value, name="valor")
-    if isinstance(value, float):
-        return value + float(rng.laplace(0.0, scale))
-    check_nonempty(value, name="valor")
-    return value + rng.laplace(0.0, scale, size=value.shape)
+    return _add_noise(value, lambda size: rng.laplace(0.0, scale, size=size))
 
 
 def laplace_mechanism(value, *, sensitivity, epsilon, rng):
@@ -193,11 +198,7 @@ def add_gaussian_noise(value, *, sigma, rng):
     """
     sigma = check_sigma(sigma)
     rng = check_rng(rng)
-    value = check_finite(value, name="valor")
-    if isinstance(value, float):
-        return value + float(rng.normal(0.0, sigma))
-    check_nonempty(value, name="valor")
-    return value + rng.normal(0.0, sigma, size=value.shape)
+    return _add_noise(value, lambda size: rng.normal(0.0, sigma, size=size))
 
 
 def gaussian_mechanism(value, *, sensitivity, epsilon, delta, rng):
