@@ -239,6 +239,29 @@ def _same_length(**arrays) -> None:
         raise ValueError(f"las listas deben tener la misma longitud ({detail})")
 
 
+def _finish_density_axes(ax, x, *, xlabel: str) -> None:
+    """Ejes de una figura de densidades: de borde a borde en x, desde 0 en y, leyenda arriba."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("densidad")
+    ax.set_xlim(x.min(), x.max())
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper right")
+    _integer_ticks(ax.xaxis)
+    _style_axes(ax)
+
+
+def _plot_accuracy_band(ax, xs, accuracies, *, xs_name: str) -> np.ndarray:
+    """Banda entre el mínimo y el máximo si ``accuracies`` es repeticiones × x; devuelve la media."""
+    if accuracies.ndim == 2:
+        _same_length(**{xs_name: xs, "exactitudes": accuracies[0]})
+        ax.fill_between(xs, accuracies.min(axis=0), accuracies.max(axis=0),
+                        color=COLORS["azul"], alpha=0.15, linewidth=0)
+        return accuracies.mean(axis=0)
+    mean = _as_float_array(accuracies, name="accuracies")
+    _same_length(**{xs_name: xs, "exactitudes": mean})
+    return mean
+
+
 # ------------------------------------------------- capítulo 1: Laplace --
 
 
@@ -255,13 +278,7 @@ def plot_laplace_densities(x, densities) -> Figure:
         density = _as_float_array(density, name=f"densidad de ε = {epsilon}")
         _same_length(x=x, densidad=density)
         ax.plot(x, density, label=f"ε = {format_number(epsilon)}")
-    ax.set_xlabel("ruido añadido al conteo")
-    ax.set_ylabel("densidad")
-    ax.set_xlim(x.min(), x.max())
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="upper right")
-    _integer_ticks(ax.xaxis)
-    _style_axes(ax)
+    _finish_density_axes(ax, x, xlabel="ruido añadido al conteo")
     return figure
 
 
@@ -442,13 +459,7 @@ def plot_laplace_vs_gauss(x, laplace, gauss) -> Figure:
     ax.fill_between(x, laplace, color=COLORS["azul"], alpha=0.12)
     ax.plot(x, gauss, color=COLORS["naranja"], label="Gauss")
     ax.fill_between(x, gauss, color=COLORS["naranja"], alpha=0.12)
-    ax.set_xlabel("ruido añadido")
-    ax.set_ylabel("densidad")
-    ax.set_xlim(x.min(), x.max())
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="upper right")
-    _integer_ticks(ax.xaxis)
-    _style_axes(ax)
+    _finish_density_axes(ax, x, xlabel="ruido añadido")
     return figure
 
 
@@ -495,7 +506,7 @@ def plot_accountants(ks, curves) -> Figure:
     figure, ax = _new_figure()
     for index, (name, values) in enumerate(curves.items()):
         values = _as_float_array(values, name=f"curva {name}")
-        _same_length(ks=ks, **{"curva": values})
+        _same_length(ks=ks, curva=values)
         color = _SEQUENCE[index % len(_SEQUENCE)]
         ax.plot(ks, values, color=color, label=_ACCOUNTANT_LABELS.get(name, str(name)))
         decimals = 0 if values[-1] >= 100 else 1
@@ -579,14 +590,7 @@ def plot_privacy_utility(epsilons, accuracies, *, nonprivate, majority) -> Figur
     epsilons = _as_float_array(epsilons, name="epsilons")
     accuracies = np.asarray(accuracies, dtype=float)
     figure, ax = _new_figure()
-    if accuracies.ndim == 2:
-        _same_length(epsilons=epsilons, exactitudes=accuracies[0])
-        ax.fill_between(epsilons, accuracies.min(axis=0), accuracies.max(axis=0),
-                        color=COLORS["azul"], alpha=0.15, linewidth=0)
-        mean = accuracies.mean(axis=0)
-    else:
-        mean = _as_float_array(accuracies, name="accuracies")
-        _same_length(epsilons=epsilons, exactitudes=mean)
+    mean = _plot_accuracy_band(ax, epsilons, accuracies, xs_name="epsilons")
     ax.axhline(float(nonprivate), color=COLORS["verde"], linestyle="--", linewidth=2.2,
                label="sin privacidad")
     ax.axhline(float(majority), color=COLORS["gris"], linestyle=":", linewidth=2.4,
@@ -614,14 +618,7 @@ def plot_iterations_cost(iterations, accuracies, *, epsilon, majority=None) -> F
     iterations = _as_float_array(iterations, name="iterations")
     accuracies = np.asarray(accuracies, dtype=float)
     figure, ax = _new_figure()
-    if accuracies.ndim == 2:
-        _same_length(iteraciones=iterations, exactitudes=accuracies[0])
-        ax.fill_between(iterations, accuracies.min(axis=0), accuracies.max(axis=0),
-                        color=COLORS["azul"], alpha=0.15, linewidth=0)
-        mean = accuracies.mean(axis=0)
-    else:
-        mean = _as_float_array(accuracies, name="accuracies")
-        _same_length(iteraciones=iterations, exactitudes=mean)
+    mean = _plot_accuracy_band(ax, iterations, accuracies, xs_name="iteraciones")
     if majority is not None:
         ax.axhline(float(majority), color=COLORS["gris"], linestyle=":", linewidth=2.4,
                    label="clase mayoritaria")
