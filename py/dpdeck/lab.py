@@ -494,19 +494,19 @@ def train_private_models(census, rng, *, repeats=10):
         "iterations_accuracy_mean": by_t["mean"],
         "best_iterations": by_t["best_iterations"],
     }
-    high = [m for e, m in zip(epsilons, mean) if e >= 1]
-    low = [m for e, m in zip(epsilons, mean) if e <= 0.1]
+    high = {f"{e:g}": m for e, m in zip(epsilons, mean) if e >= 1}
+    low = {f"{e:g}": m for e, m in zip(epsilons, mean) if e <= 0.1}
     best = int(np.argmax(by_t["mean"]))
     evidence = [
         _fact("learning",
               "Con ε ≥ 1 la exactitud privada queda a menos de 2 puntos del modelo sin privacidad.",
-              min(high) >= curve["nonprivate"] - 0.02, nonprivate=curve["nonprivate"],
-              private={f"{e:g}": m for e, m in zip(epsilons, mean) if e >= 1}),
+              min(high.values()) >= curve["nonprivate"] - 0.02, nonprivate=curve["nonprivate"],
+              private=high),
         _fact("learning",
               "Con ε ≤ 0,1 el modelo no se mueve de la clase mayoritaria (exactitud = línea base "
               "± 1 punto): el ruido obliga a pasos tan cortos que no aprende nada.",
-              max(abs(m - curve["majority"]) for m in low) <= 0.01, majority=curve["majority"],
-              private={f"{e:g}": m for e, m in zip(epsilons, mean) if e <= 0.1}),
+              max(abs(m - curve["majority"]) for m in low.values()) <= 0.01, majority=curve["majority"],
+              private=low),
         _fact("learning",
               f"Con ε = 0,5 fijo la exactitud contra el número de iteraciones tiene un óptimo interior "
               f"(T = {by_t['best_iterations']}): más iteraciones gastan ε/T cada una.",
