@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 from ._checks import check_positive_int
+from .cellrun import FIGURE_DPI
 
 __all__ = [
     "time_call",
@@ -37,7 +38,6 @@ __all__ = [
 ]
 
 RUN_LAB_TARGET_SECONDS = 3.0
-PNG_DPI = 120  # el mismo que usa dpdeck.cellrun para las figuras de las celdas
 
 
 def time_call(function, *, repeats: int = 5) -> dict:
@@ -116,7 +116,7 @@ def collect_figure_timings(*, repeats: int = 3) -> list:
 
         def build_png(demo=demo):
             figure = demo()
-            figure.savefig(io.BytesIO(), format="png", dpi=PNG_DPI)
+            figure.savefig(io.BytesIO(), format="png", dpi=FIGURE_DPI)
             plt.close(figure)
 
         build()  # primera llamada fuera de la medición: cachés de fuentes y estilos
