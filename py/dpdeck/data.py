@@ -435,12 +435,17 @@ def write_census(path, census: Census | None = None) -> Path:
     return path
 
 
+def _repository_csv() -> Path:
+    """Dónde está el CSV en una copia del repositorio (instalación editable)."""
+    return Path(__file__).resolve().parents[2] / "assets" / "data" / "censo.csv"
+
+
 def find_census_csv() -> Path:
     """Ubicación del CSV: junto a este módulo (dentro de la rueda) o en ``assets/data/``."""
     beside = Path(__file__).with_name("censo.csv")
     if beside.is_file():
         return beside
-    in_repo = Path(__file__).resolve().parents[2] / "assets" / "data" / "censo.csv"
+    in_repo = _repository_csv()
     if in_repo.is_file():
         return in_repo
     raise FileNotFoundError(
@@ -461,8 +466,8 @@ def read_census(path) -> Census:
         rows = list(reader)
     if not rows:
         raise ValueError(f"{path}: el archivo no tiene filas de datos")
-    if any(len(row) != len(COLUMNS) for row in rows):
-        bad = next(i for i, row in enumerate(rows) if len(row) != len(COLUMNS))
+    bad = next((i for i, row in enumerate(rows) if len(row) != len(COLUMNS)), None)
+    if bad is not None:
         raise ValueError(f"{path}, línea {bad + 2}: se esperaban {len(COLUMNS)} campos")
     fields = list(zip(*rows))
     columns = {}
@@ -499,7 +504,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "path",
         nargs="?",
-        default=str(Path(__file__).resolve().parents[2] / "assets" / "data" / "censo.csv"),
+        default=str(_repository_csv()),
         help="destino (por defecto assets/data/censo.csv del repositorio)",
     )
     args = parser.parse_args(argv)
