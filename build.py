@@ -437,32 +437,28 @@ class PyodideDistribution:
 
 
 def gather_pyodide(pyodide_dist: Path | None) -> tuple[dict[str, Path], dict, list[str]]:
-    """Verified local paths of the Pyodide core, the official lock and the shipped wheels."""
+    """Verified local paths of the Pyodide core and the shipped wheels, with the official lock."""
     core_names = (*PYODIDE_CORE, PYODIDE_LOCK)
     files: dict[str, Path] = {}
     with tempfile.TemporaryDirectory(dir=ensure_dir(CACHE)) as scratch:
         if pyodide_dist is None:
-            for name in core_names:
+            for name in PYODIDE_CORE:
                 files[name] = npm_package_folder("pyodide") / name   # verified with the npm pins
+            lock_path = npm_package_folder("pyodide") / PYODIDE_LOCK
         else:
             distribution = PyodideDistribution(pyodide_dist)
             found = distribution.extract(set(core_names), Path(scratch))
             for name in core_names:
                 if name not in found:
                     raise BuildError(f"--pyodide-dist: falta {name}")
-                pin = pin_for("pyodide", name)
-                if name != PYODIDE_LOCK:
-                    verify_file(found[name], pin[4], f"Pyodide {PYODIDE_VERSION} {name}")
-                    files[name] = store_in_cache(found[name], pin[4], name, name)
-                else:
-                    files[name] = found[name]
-        lock = read_official_lock(files[PYODIDE_LOCK])
+            for name in PYODIDE_CORE:
+                files[name] = store_in_cache(found[name], pin_for("pyodide", name)[4], name,
+                                             f"Pyodide {PYODIDE_VERSION} {name}")
+            lock_path = found[PYODIDE_LOCK]
+        # Only the parsed lock is used from here on: dist/ gets a trimmed copy of it.
+        lock = read_official_lock(lock_path)
         names = shipped_package_names(lock)
         check_lock_against_pins(lock, names)
-        if pyodide_dist is not None:
-            cached_lock = Path(scratch) / "lock.json"
-            shutil.copyfile(files[PYODIDE_LOCK], cached_lock)
-            files[PYODIDE_LOCK] = cached_lock   # only the shipped entries are used
         wanted = {lock["packages"][name]["file_name"]: lock["packages"][name]["sha256"] for name in names}
         missing = {}
         for file_name, sha256 in wanted.items():
@@ -477,11 +473,6 @@ def gather_pyodide(pyodide_dist: Path | None) -> tuple[dict[str, Path], dict, li
                 files[file_name] = store_in_cache(
                     extracted[file_name], sha256, file_name,
                     f"{file_name} (comparado con el pyodide-lock.json oficial)")
-        if pyodide_dist is not None:
-            lock_copy = CACHE / "files" / "official-lock" / PYODIDE_LOCK
-            ensure_dir(lock_copy.parent)
-            shutil.copyfile(files[PYODIDE_LOCK], lock_copy)
-            files[PYODIDE_LOCK] = lock_copy
     return files, lock, names
 
 
