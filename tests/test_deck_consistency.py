@@ -44,14 +44,17 @@ def slide_text(name: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
-@lru_cache(maxsize=None)
-def all_cells() -> dict:
-    cells = {}
+def cell_blocks():
+    """(file name, options, source) of every Python cell in the slides, in reading order."""
     for path in sorted(SLIDES.glob("*.md")):
         for match in CELL_PATTERN.finditer(path.read_text(encoding="utf-8")):
             options = dict(word.split("=", 1) for word in match.group(1).split())
-            cells[options["id"]] = {"file": path.name, "source": match.group(2), **options}
-    return cells
+            yield path.name, options, match.group(2)
+
+
+@lru_cache(maxsize=None)
+def all_cells() -> dict:
+    return {options["id"]: {"file": name, "source": source, **options} for name, options, source in cell_blocks()}
 
 
 @lru_cache(maxsize=None)
@@ -362,7 +365,8 @@ def test_iterating_at_fixed_epsilon_has_an_interior_optimum():
 
 
 def test_every_cell_id_is_listed_once_and_all_cells_are_known():
-    ids = [cell_id for cell_id in all_cells()]
+    # Counted in the sources: all_cells() is keyed by id and would hide a repeated one.
+    ids = [options["id"] for _, options, _ in cell_blocks()]
     assert len(ids) == len(set(ids))
     claimed = {cell_id for cell_id, _ in CELL_OUTPUTS}
     assert claimed <= set(ids)
