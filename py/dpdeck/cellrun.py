@@ -367,10 +367,10 @@ def _matplotlib_rc_context():
 
 @contextlib.contextmanager
 def _numpy_settings():
-    """Restores numpy's print options and error handling after the cell.
+    """Restaura al terminar la celda las opciones de impresión y de errores de numpy.
 
-    They are process-wide: a cell calling np.set_printoptions would otherwise
-    change how every later cell prints its arrays.
+    Son globales del proceso: una celda que llamara a np.set_printoptions
+    cambiaría cómo imprimen sus arreglos todas las celdas siguientes.
     """
     try:
         import numpy
@@ -507,10 +507,10 @@ def _format_stop(error: BaseException, filename: str) -> dict:
 
 
 def _is_oversized_array(error: BaseException) -> bool:
-    """numpy's ValueError for an array larger than the address space.
+    """El ValueError de numpy para un arreglo más grande que el espacio de direcciones.
 
-    In the browser (32-bit WebAssembly) `np.ones(10**10)` fails this way instead
-    of with MemoryError; for a student it is the same problem.
+    En el navegador (WebAssembly de 32 bits) `np.ones(10**10)` falla así y no
+    con MemoryError; para quien estudia es el mismo problema.
     """
     if not isinstance(error, ValueError):
         return False
