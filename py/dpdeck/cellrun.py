@@ -538,9 +538,7 @@ def _format_frames(frames, lines: list[str]) -> list[str]:
                 continue
         else:
             if repeats >= REPEATED_FRAME_LIMIT:
-                formatted.append(
-                    f"  [La línea anterior se repitió {repeats - REPEATED_FRAME_LIMIT + 1} veces más]"
-                )
+                formatted.append(_repetition_notice(repeats))
             previous = key
             repeats = 0
         where = "" if frame.name == "<module>" else f", en {frame.name}"
@@ -549,10 +547,12 @@ def _format_frames(frames, lines: list[str]) -> list[str]:
         if code:
             formatted.append(f"    {code}")
     if repeats >= REPEATED_FRAME_LIMIT:
-        formatted.append(
-            f"  [La línea anterior se repitió {repeats - REPEATED_FRAME_LIMIT + 1} veces más]"
-        )
+        formatted.append(_repetition_notice(repeats))
     return formatted
+
+
+def _repetition_notice(repeats: int) -> str:
+    return f"  [La línea anterior se repitió {repeats - REPEATED_FRAME_LIMIT + 1} veces más]"
 
 
 def _describe_frame(frame: traceback.FrameSummary) -> str:
