@@ -271,7 +271,7 @@ def private_mean(values, *, upper, epsilon, rng) -> float:
     epsilon = check_epsilon(epsilon)
     rng = check_rng(rng)
     half = epsilon / 2.0
-    noisy_sum = laplace_mechanism(float(np.sum(np.clip(values, 0.0, upper))), sensitivity=upper, epsilon=half, rng=rng)
+    noisy_sum = laplace_mechanism(float(np.sum(clip(values, bound=upper))), sensitivity=upper, epsilon=half, rng=rng)
     noisy_count = laplace_mechanism(float(values.size), sensitivity=1.0, epsilon=half, rng=rng)
     return noisy_sum / max(noisy_count, 1.0)
 
