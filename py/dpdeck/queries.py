@@ -101,6 +101,14 @@ def private_count(condition, *, epsilon, rng) -> float:
 # ------------------------------------------------------------ sumas y codo --
 
 
+def _check_all_positive(values: np.ndarray, *, name: str) -> np.ndarray:
+    """Exige que cada entrada sea positiva; el error nombra la primera que no lo es."""
+    bad = values <= 0
+    if bad.any():
+        check_positive(float(values[bad][0]), name=name)
+    return values
+
+
 def clip(values, *, bound) -> np.ndarray:
     """Recorta cada valor al intervalo [0, b]: min(max(x, 0), b).
 
@@ -150,9 +158,7 @@ def measure_clipping_error(values, *, bounds, epsilon, rng, trials=200) -> dict:
     (arreglos) y ``best_bound``.
     """
     values = check_values(values)
-    bounds = check_values(bounds, name="bounds")
-    if (bounds <= 0).any():
-        check_positive(float(bounds[bounds <= 0][0]), name="cada bound")
+    bounds = _check_all_positive(check_values(bounds, name="bounds"), name="cada bound")
     epsilon = check_epsilon(epsilon)
     rng = check_rng(rng)
     trials = check_positive_int(trials, name="trials")
@@ -232,9 +238,10 @@ def choose_clipping_bound(values, *, epsilon, rng, candidates=None, final_epsilo
     epsilon = check_epsilon(epsilon)
     rng = check_rng(rng)
     final_epsilon = epsilon if final_epsilon is None else check_epsilon(final_epsilon, name="final_epsilon")
-    edges = DEFAULT_CLIPPING_CANDIDATES if candidates is None else check_values(candidates, name="candidates")
-    if (edges <= 0).any():
-        check_positive(float(edges[edges <= 0][0]), name="cada candidato")
+    if candidates is None:
+        edges = DEFAULT_CLIPPING_CANDIDATES
+    else:
+        edges = _check_all_positive(check_values(candidates, name="candidates"), name="cada candidato")
     edges = np.unique(edges)
     bucket = np.searchsorted(edges, values, side="left")  # bucket j holds b_j < x <= b_{j+1}
     counts = np.bincount(bucket, minlength=edges.size + 1).astype(float)
