@@ -439,10 +439,10 @@ def measure_local_sensitivity_leak(values, *, extreme_value, epsilon, rng, relea
     with_extreme = np.append(values, extreme_value)
     scale_without = local_sensitivity_of_sum(values) / epsilon
     scale_with = local_sensitivity_of_sum(with_extreme) / epsilon
-    out_without = float(np.sum(values)) + rng.laplace(0.0, scale_without, size=releases)
+    reference = float(np.sum(values))
+    out_without = reference + rng.laplace(0.0, scale_without, size=releases)
     out_with = float(np.sum(with_extreme)) + rng.laplace(0.0, scale_with, size=releases)
     threshold = scale_without * math.log(1.0 / target)
-    reference = float(np.sum(values))
     fpr = float(np.mean(np.abs(out_without - reference) > threshold))
     tpr = float(np.mean(np.abs(out_with - reference) > threshold))
     return {
