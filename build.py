@@ -157,7 +157,7 @@ class SourceError(BuildError):
 
 
 # ---------------------------------------------------------------------------
-# Small helpers
+# Paths, hashes, commands and the pin table
 # ---------------------------------------------------------------------------
 
 def display_path(path: Path) -> str:

@@ -1,4 +1,4 @@
-"""Helpers for the build tests: fixture slide folders and build.py runs into temporary folders."""
+"""For the build tests: fixture slide folders and build.py runs into temporary folders."""
 
 from __future__ import annotations
 

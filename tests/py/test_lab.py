@@ -1,7 +1,7 @@
 """Tests of dpdeck.lab: the class page's lab contract and every number of the lecture it carries.
 
 Each named number is checked against an independent computation written here
-(closed forms with math, not the package's own helpers). Measured quantities
+(closed forms with math, not the package's own functions). Measured quantities
 carry tolerances from a stated bound.
 """
 
