@@ -895,8 +895,7 @@ def code_digest() -> str:
     digest = hashlib.sha256(b"dpdeck-prerender-v1\0")
     for path in sorted(PY_PACKAGE.glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    if CENSUS.exists():
-        digest.update(b"censo.csv\0" + CENSUS.read_bytes())
+    digest.update(b"censo.csv\0" + CENSUS.read_bytes())
     return digest.hexdigest()
 
 
@@ -1059,8 +1058,7 @@ def build_dpdeck_wheel(out: Path) -> Path:
     members: list[tuple[str, bytes]] = []
     for path in sorted(PY_PACKAGE.glob("*.py")):
         members.append((f"dpdeck/{path.name}", path.read_bytes()))
-    if CENSUS.exists():
-        members.append(("dpdeck/censo.csv", CENSUS.read_bytes()))
+    members.append(("dpdeck/censo.csv", CENSUS.read_bytes()))
     metadata = (f"Metadata-Version: 2.1\nName: dpdeck\nVersion: {version}\n"
                 "Summary: Privacidad diferencial, en diapositivas que ejecutan su Python en el navegador\n"
                 "License: MIT\nRequires-Python: >=3.11\nRequires-Dist: numpy>=2.0\n"
@@ -1161,6 +1159,13 @@ def process_alive(pid: int) -> bool:
     return True
 
 
+def require_census() -> None:
+    """The census goes into the wheel and dist/data/, and every cell's cache key hashes it."""
+    if not CENSUS.is_file():
+        raise BuildError(f"falta {display_path(CENSUS)}: se regenera con "
+                         "«.venv/bin/python -m dpdeck.data --write»")
+
+
 def folder_size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
@@ -1176,6 +1181,7 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     try:
+        require_census()
         md = make_markdown()
         with step("diapositivas leídas"):
             deck = parse_slides(md, Path(slides_dir).resolve())
@@ -1204,11 +1210,8 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             page = fill_template(deck.title, render_sections(md, deck))
             (staging / "index.html").write_text(page, encoding="utf-8")
             copy_vendored(staging)
-            if CENSUS.exists():
-                ensure_dir(staging / "data")
-                shutil.copyfile(CENSUS, staging / "data" / "censo.csv")
-            else:
-                print("  ! falta assets/data/censo.csv: dist/data/ queda vacío", flush=True)
+            ensure_dir(staging / "data")
+            shutil.copyfile(CENSUS, staging / "data" / "censo.csv")
         with step("manifiesto"):
             manifest = write_manifest(staging, boot_bytes, wheel)
         swap_into_place(staging, out)

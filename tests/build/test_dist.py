@@ -126,26 +126,19 @@ def test_dpdeck_wheel_imports_and_finds_the_census_inside(dist_dir, tmp_path):
     runtime = json.loads((dist_dir / "runtime.json").read_text())
     with zipfile.ZipFile(dist_dir / runtime["wheel"]) as wheel:
         wheel.extractall(tmp_path)
-    census_shipped = (ROOT / "assets" / "data" / "censo.csv").exists()
     probe = (
         "import sys, pathlib\n"
         f"sys.path.insert(0, {str(tmp_path)!r})\n"
         "import dpdeck\n"
         f"assert pathlib.Path(dpdeck.__file__).parent == pathlib.Path({str(tmp_path / 'dpdeck')!r}), dpdeck.__file__\n"
-        "csv = pathlib.Path(dpdeck.__file__).with_name('censo.csv')\n"
-        "print(csv.exists())\n"
-        "try:\n"
-        "    from dpdeck.data import load_census\n"
-        "except ImportError:\n"
-        "    print('sin-data')\n"
-        "else:\n"
-        "    print(len(load_census()))\n"
+        "from dpdeck.data import find_census_csv, load_census\n"
+        "print(find_census_csv() == pathlib.Path(dpdeck.__file__).with_name('censo.csv'))\n"
+        "print(len(load_census()))\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                             cwd=tmp_path, timeout=120)
     assert result.returncode == 0, result.stderr
-    found, loaded = result.stdout.split()
-    assert found == str(census_shipped)
-    if census_shipped and loaded != "sin-data":
-        rows = sum(1 for _ in (ROOT / "assets" / "data" / "censo.csv").open(encoding="utf-8")) - 1
-        assert int(loaded) == rows
+    found_inside, loaded = result.stdout.split()
+    assert found_inside == "True"
+    rows = sum(1 for _ in (ROOT / "assets" / "data" / "censo.csv").open(encoding="utf-8")) - 1
+    assert int(loaded) == rows
