@@ -113,7 +113,7 @@ DECK = ROOT / "deck"
 DEFAULT_SLIDES = DECK / "slides"
 DEFAULT_OUT = ROOT / "dist"
 
-# Files esbuild bundles: source under deck/ → output under dist/ (only those present).
+# Files esbuild bundles: source under deck/ → output under dist/.
 BUNDLES = (
     ("js/main.js", "js/main.js", "iife"),
     ("js/worker.js", "js/worker.js", "iife"),
@@ -1029,9 +1029,7 @@ const jobs = JSON.parse(process.argv[2]);
 def bundle_sources(out: Path) -> list[str]:
     """Bundle deck/js and deck/css with esbuild; every bundled npm file must be pinned."""
     jobs = [{"source": str(DECK / source), "target": str(out / target), "format": fmt, "root": str(ROOT)}
-            for source, target, fmt in BUNDLES if (DECK / source).exists()]
-    if not jobs:
-        return []
+            for source, target, fmt in BUNDLES]
     result = run_command(["node", "-e", ESBUILD_SCRIPT, npm_package_folder("esbuild"), json.dumps(jobs)],
                          what="esbuild", capture=True)
     pinned = {pin[0] for pin in PINS if pin[2] == "npm"}
@@ -1044,7 +1042,7 @@ def bundle_sources(out: Path) -> list[str]:
         if package not in pinned:
             raise BuildError(f"esbuild incluye node_modules/{package}, que no está en la tabla de "
                              f"versiones de build.py (añade su versión y su hash: {hash_tree(NODE_MODULES / package)})")
-    return [target for source, target, _ in BUNDLES if (DECK / source).exists()]
+    return [target for _, target, _ in BUNDLES]
 
 
 def wheel_hash(data: bytes) -> str:
@@ -1201,7 +1199,7 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             boot_bytes = copy_pyodide(staging, files, lock, names)
         with step("JS y CSS con esbuild"):
             bundled = bundle_sources(staging)
-            print(f"  {', '.join(bundled) or 'nada que empaquetar'}", flush=True)
+            print(f"  {', '.join(bundled)}", flush=True)
         with step("rueda dpdeck"):
             wheel = build_dpdeck_wheel(staging)
             print(f"  {wheel.relative_to(staging)}", flush=True)
