@@ -165,8 +165,13 @@ def test_gaussian_classic_epsilon_refuses_epsilon_at_least_one():
 
 @pytest.fixture(scope="module")
 def reference():
-    """La biblioteca dp-accounting (dependencia solo de pruebas) como referencia independiente."""
-    return pytest.importorskip("dp_accounting")
+    """La biblioteca dp-accounting (dependencia de pruebas, en .[dev]) como referencia independiente.
+
+    Se importa sin ``importorskip``: si faltara, el contraste debe fallar, no saltarse.
+    """
+    import dp_accounting
+
+    return dp_accounting
 
 
 def _reference_epsilon(dp_accounting, sigma, steps, delta, orders):

@@ -13,6 +13,7 @@ import pytest
 
 from dpdeck import queries as q
 from dpdeck.accounting import sequential_composition
+from dpdeck.data import load_census
 
 
 def hoeffding(n, failure):
@@ -22,8 +23,7 @@ def hoeffding(n, failure):
 
 @pytest.fixture(scope="module")
 def census():
-    data = pytest.importorskip("dpdeck.data")
-    return data.load_census()
+    return load_census()
 
 
 @pytest.fixture(scope="module")
