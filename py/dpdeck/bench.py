@@ -21,6 +21,7 @@ import platform
 import statistics
 import sys
 import time
+from importlib import metadata
 
 import numpy as np
 
@@ -152,11 +153,10 @@ def format_table(rows) -> str:
 
 def _describe_machine() -> str:
     versions = [f"Python {platform.python_version()}", f"numpy {np.__version__}"]
+    # La versión instalada, leída sin importar matplotlib (--no-figures promete no importarlo).
     try:
-        import matplotlib
-
-        versions.append(f"matplotlib {matplotlib.__version__}")
-    except ImportError:
+        versions.append(f"matplotlib {metadata.version('matplotlib')}")
+    except metadata.PackageNotFoundError:
         pass
     return f"{platform.machine()} · {os.cpu_count()} núcleos · " + " · ".join(versions)
 
