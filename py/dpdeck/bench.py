@@ -91,7 +91,7 @@ def discover_figures() -> list:
     """Pares (nombre de ``plot_*``, ejemplo sin argumentos o ``None``) de ``dpdeck.figures``."""
     from . import figures
 
-    demos = getattr(figures, "DEMOS", {})
+    demos = figures.DEMOS
     names = sorted(
         name for name in dir(figures)
         if name.startswith("plot_") and callable(getattr(figures, name))
