@@ -538,7 +538,7 @@ def _format_frames(frames, lines: list[str]) -> list[str]:
                 continue
         else:
             if repeats >= REPEATED_FRAME_LIMIT:
-                formatted.append(_repetition_notice(repeats))
+                formatted.append(_format_repetition(repeats))
             previous = key
             repeats = 0
         where = "" if frame.name == "<module>" else f", en {frame.name}"
@@ -547,11 +547,11 @@ def _format_frames(frames, lines: list[str]) -> list[str]:
         if code:
             formatted.append(f"    {code}")
     if repeats >= REPEATED_FRAME_LIMIT:
-        formatted.append(_repetition_notice(repeats))
+        formatted.append(_format_repetition(repeats))
     return formatted
 
 
-def _repetition_notice(repeats: int) -> str:
+def _format_repetition(repeats: int) -> str:
     return f"  [La línea anterior se repitió {repeats - REPEATED_FRAME_LIMIT + 1} veces más]"
 
 

@@ -435,7 +435,7 @@ def write_census(path, census: Census | None = None) -> Path:
     return path
 
 
-def _repository_csv() -> Path:
+def _locate_repository_csv() -> Path:
     """Dónde está el CSV en una copia del repositorio (instalación editable)."""
     return Path(__file__).resolve().parents[2] / "assets" / "data" / "censo.csv"
 
@@ -445,7 +445,7 @@ def find_census_csv() -> Path:
     beside = Path(__file__).with_name("censo.csv")
     if beside.is_file():
         return beside
-    in_repo = _repository_csv()
+    in_repo = _locate_repository_csv()
     if in_repo.is_file():
         return in_repo
     raise FileNotFoundError(
@@ -504,7 +504,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "path",
         nargs="?",
-        default=str(_repository_csv()),
+        default=str(_locate_repository_csv()),
         help="destino (por defecto assets/data/censo.csv del repositorio)",
     )
     args = parser.parse_args(argv)
