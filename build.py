@@ -1185,15 +1185,14 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             deck = parse_slides(md, Path(slides_dir).resolve())
             print(f"  {len(deck.slides)} diapositivas, {len(deck.cells)} celdas, "
                   f"{len(deck.math)} fórmulas", flush=True)
+        # Every npm file is checked against the pin table before any of them (KaTeX first) runs.
+        with step("dependencias verificadas (tabla de versiones)"):
+            verify_npm_pins()
         with step("fórmulas con KaTeX"):
-            verify_file(locate_npm_package("katex") / "dist/katex.js", find_pin("katex", "dist/katex.js")[4],
-                        "katex dist/katex.js")
             math = render_math(deck)
         with step("celdas pre-calculadas con Python nativo"):
             figures, hits = prerender_cells(deck, staging, keep_going)
             print(f"  {len(deck.cells)} celdas ({hits} de la caché)", flush=True)
-        with step("dependencias verificadas (tabla de versiones)"):
-            verify_npm_pins()
         with step(f"Pyodide {PYODIDE_VERSION} y sus paquetes"):
             files, lock, names = gather_pyodide(pyodide_dist)
             boot_bytes = copy_pyodide(staging, files, lock, names)
