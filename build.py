@@ -870,10 +870,7 @@ def render_sections(md, deck: Deck) -> str:
 # ---------------------------------------------------------------------------
 
 PRERENDER_SCRIPT = r"""
-import base64, json, os, sys
-os.environ.setdefault("MPLBACKEND", "Agg")
-import matplotlib
-matplotlib.use("Agg")
+import base64, json, sys
 from dpdeck.cellrun import run_cell
 
 jobs = json.load(open(sys.argv[1], encoding="utf-8"))
