@@ -889,7 +889,8 @@ with open(sys.argv[2], "a", encoding="utf-8") as results:
 
 def hash_package_code() -> str:
     """Hash of what a cell's output depends on besides its source."""
-    digest = hashlib.sha256(b"dpdeck-prerender-v1\0")
+    # v2: each entry starts with the SHA-256 of its content (see read_cached_outcome).
+    digest = hashlib.sha256(b"dpdeck-prerender-v2\0")
     for path in sorted(PY_PACKAGE.glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update(b"censo.csv\0" + CENSUS.read_bytes())
@@ -936,6 +937,29 @@ def run_cells_natively(jobs: list[dict], cells_by_key: dict[str, Cell]) -> dict[
     return results
 
 
+def write_cached_outcome(path: Path, outcome: dict) -> None:
+    """Store a cell's outcome after a line with the SHA-256 of what follows."""
+    body = json.dumps(outcome).encode()
+    write_atomically(path, hash_bytes(body).encode() + b"\n" + body)
+
+
+def read_cached_outcome(path: Path) -> dict | None:
+    """A cached outcome, re-verified against its SHA-256 line; a damaged entry is dropped."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    digest, _, body = data.partition(b"\n")
+    try:
+        if hash_bytes(body) == digest.decode("ascii"):
+            return json.loads(body)
+    except ValueError:
+        pass
+    print(f"  ! {display_path(path)} está dañado; se descarta", flush=True)
+    path.unlink(missing_ok=True)
+    return None
+
+
 def prerender_cells(deck: Deck, out: Path, keep_going: bool = False) -> tuple[dict[str, list], int]:
     """Attach outputs to every cell and write figures; return figures by cell and cache hits."""
     cache = ensure_dir(CACHE / "prerender")
@@ -943,18 +967,18 @@ def prerender_cells(deck: Deck, out: Path, keep_going: bool = False) -> tuple[di
     cells_by_key = {make_cell_cache_key(cell, digest): cell for cell in deck.cells}
     results, jobs = {}, []
     for key, cell in cells_by_key.items():
-        cached = cache / f"{key}.json"
-        try:
-            results[key] = json.loads(cached.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        cached = read_cached_outcome(cache / f"{key}.json")
+        if cached is None:
             jobs.append({"key": key, "id": cell.id, "source": cell.source})
+        else:
+            results[key] = cached
     if jobs:
         fresh = run_cells_natively(jobs, cells_by_key)
         for job in jobs:
             outcome = fresh[job["key"]]
             results[job["key"]] = outcome
             if outcome.get("status") == "done":
-                write_atomically(cache / f"{job['key']}.json", json.dumps(outcome).encode())
+                write_cached_outcome(cache / f"{job['key']}.json", outcome)
     figures: dict[str, list] = {}
     for key, cell in cells_by_key.items():
         outcome = results[key]

@@ -72,6 +72,17 @@ def test_a_warm_rebuild_replaces_dist_and_leaves_no_temporary_folders(sample_bui
     assert "0 celdas" not in result.stdout and "(2 de la caché)" in result.stdout
 
 
+def test_a_damaged_prerender_entry_is_dropped(tmp_path, capsys):
+    path = tmp_path / "celda.json"
+    outcome = {"status": "done", "outputs": [{"type": "value", "text": "42"}]}
+    build.write_cached_outcome(path, outcome)
+    assert build.read_cached_outcome(path) == outcome
+    path.write_bytes(path.read_bytes().replace(b"42", b"43"))
+    assert build.read_cached_outcome(path) is None
+    assert not path.exists() and "dañado" in capsys.readouterr().out
+    assert build.read_cached_outcome(tmp_path / "ausente.json") is None
+
+
 def test_trimmed_lock_lists_exactly_the_shipped_wheels(dist_dir):
     lock = json.loads((dist_dir / "pyodide" / "pyodide-lock.json").read_text())
     official = json.loads((ROOT / "node_modules" / "pyodide" / "pyodide-lock.json").read_text())
