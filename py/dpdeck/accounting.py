@@ -70,7 +70,7 @@ _FINE_ALPHAS = 1.0 + np.geomspace(1e-4, 1e6, 20_001)
 
 
 def _check_epsilons(epsilons) -> np.ndarray:
-    array = check_finite(np.atleast_1d(np.asarray(epsilons, dtype=float)), name="epsilons")
+    array = np.atleast_1d(check_finite(epsilons, name="epsilons"))
     check_nonempty(array, name="epsilons")
     if array.ndim != 1:
         raise ValueError(f"epsilons debe ser una lista de números; se recibió forma {array.shape}")
@@ -148,7 +148,7 @@ def advanced_composition_simplified(*, epsilon, k, delta_prime) -> float:
 
 
 def _check_alphas(alphas) -> np.ndarray:
-    array = check_finite(np.atleast_1d(np.asarray(alphas, dtype=float)), name="alphas")
+    array = np.atleast_1d(check_finite(alphas, name="alphas"))
     check_nonempty(array, name="alphas")
     bad = array <= 1.0
     if bad.any():
@@ -205,7 +205,7 @@ def rdp_to_dp(*, rdp, alphas, delta, conversion="classic"):
     Devuelve ``(epsilon, mejor_alpha)``.
     """
     alphas = _check_alphas(alphas)
-    rdp = check_finite(np.atleast_1d(np.asarray(rdp, dtype=float)), name="rdp")
+    rdp = np.atleast_1d(check_finite(rdp, name="rdp"))
     if rdp.shape != alphas.shape:
         raise ValueError(
             f"rdp y alphas deben tener la misma longitud; se recibieron {rdp.size} y {alphas.size}"

@@ -444,7 +444,7 @@ def privacy_utility_curve(
     ``mean`` y ``std`` por ε, ``nonprivate`` (exactitud sin privacidad),
     ``majority`` (clase mayoritaria en prueba) y los hiperparámetros usados.
     """
-    epsilons = check_finite(np.atleast_1d(np.asarray(epsilons, dtype=float)), name="epsilons")
+    epsilons = np.atleast_1d(check_finite(epsilons, name="epsilons"))
     check_nonempty(epsilons, name="epsilons")
     for epsilon in epsilons:
         check_epsilon(float(epsilon))
