@@ -135,12 +135,19 @@ def _as_float_array(values, *, name: str) -> np.ndarray:
     return array
 
 
+def _is_scalar(values) -> bool:
+    try:
+        return np.ndim(values) == 0 and not isinstance(values, np.ndarray)
+    except ValueError:  # a ragged list: _as_float_array names it in Spanish
+        return False
+
+
 def check_finite(values, *, name: str = "valores"):
     """Exige que ``values`` (número o arreglo) no contenga NaN ni infinitos.
 
     Devuelve un ``float`` si recibió un escalar y un arreglo ``float`` si no.
     """
-    if np.ndim(values) == 0 and not isinstance(values, np.ndarray):
+    if _is_scalar(values):
         number = check_number(values, name=name)
         if not math.isfinite(number):
             raise ValueError(f"{name} debe ser finito; se recibió {describe(values)}")

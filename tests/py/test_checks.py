@@ -80,6 +80,11 @@ def test_check_finite_rejects_text_inside_array():
         checks.check_finite(["a", "b"], name="valores")
 
 
+def test_check_finite_rejects_a_ragged_list_in_spanish():
+    with pytest.raises(ValueError, match=r"^edades debe contener solo números; se recibió \[\[1, 2\], \[3\]\]$"):
+        checks.check_finite([[1, 2], [3]], name="edades")
+
+
 def test_check_nonempty_rejects_empty_data():
     with pytest.raises(ValueError, match=r"^datos no puede estar vacío; se recibió un arreglo de forma \(0,\)"):
         checks.check_nonempty(np.array([]))
