@@ -1400,14 +1400,14 @@ def main(argv: list[str]) -> int:
     ensure_node_modules()
     reexec_in_venv()
     out = Path(options.get("out", DEFAULT_OUT)).resolve()
-    build(Path(options.get("slides", DEFAULT_SLIDES)), out,
-          Path(options["pyodide_dist"]) if options.get("pyodide_dist") else None,
+    slides = Path(options.get("slides", DEFAULT_SLIDES)).resolve()
+    build(slides, out, Path(options["pyodide_dist"]) if options.get("pyodide_dist") else None,
           keep_going=options.get("keep_going", False))
     if command == "serve":
         serve(out, int(options.get("port", 8000)))
     elif command == "test":
         os.environ["DPDECK_DIST"] = str(out)
-        os.environ["DPDECK_SLIDES"] = str(Path(options.get("slides", DEFAULT_SLIDES)).resolve())
+        os.environ["DPDECK_SLIDES"] = str(slides)
         sys.stdout.flush()
         os.chdir(ROOT)
         os.execv(locate_venv_python(), [str(locate_venv_python()), "-m", "pytest", *pytest_args])
