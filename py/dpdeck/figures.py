@@ -8,9 +8,10 @@ figuras solo dibujan.
 
 Convenciones compartidas por todas las figuras:
 
-* etiquetas en español y comas decimales en las marcas de los ejes
-  (``0,5``, no ``0.5``), con un formateador propio que envuelve al de
-  matplotlib (sin ``locale``, que no existe igual en el navegador);
+* etiquetas en español y comas decimales en las marcas numéricas de los
+  ejes (``0,5``, no ``0.5``), con un formateador propio que envuelve al de
+  matplotlib (sin ``locale``, que no existe igual en el navegador); las
+  marcas que son nombres (los niveles educativos) se dejan tal cual;
 * un estilo para proyector: letra grande, líneas gruesas, colores de alto
   contraste que se distinguen también en escala de grises y con daltonismo
   (azul, naranja, verde, gris);
@@ -163,11 +164,28 @@ class _DecimalCommaFormatter(ticker.Formatter):
         return _comma(self.inner.format_data_short(value))
 
 
-def use_decimal_comma(ax) -> None:
-    """Pone coma decimal en las marcas de los dos ejes de ``ax``.
+# Solo estos formateadores escriben números; los demás (los nombres que pone
+# `set_yticks(posiciones, nombres)`, que según la versión de matplotlib son un
+# FixedFormatter o un FuncFormatter, o un eje de categorías) se dejan tal cual:
+# «1.º a 4.º» no lleva coma decimal.
+_NUMBER_FORMATTERS = (
+    ticker.ScalarFormatter,
+    ticker.LogFormatter,
+    ticker.FormatStrFormatter,
+    ticker.StrMethodFormatter,
+    ticker.PercentFormatter,
+    ticker.EngFormatter,
+    ticker.LogitFormatter,
+)
 
-    Se llama después de fijar la escala (lineal o logarítmica), porque cambiar
-    la escala reemplaza los formateadores.
+
+def use_decimal_comma(ax) -> None:
+    """Pone coma decimal en las marcas numéricas de los dos ejes de ``ax``.
+
+    Las marcas que son nombres (``ax.set_yticks(posiciones, nombres)`` o un
+    eje de categorías) quedan como están. Se llama después de fijar la escala
+    (lineal o logarítmica), porque cambiar la escala reemplaza los
+    formateadores.
     """
     for axis in (ax.xaxis, ax.yaxis):
         for getter, setter in (
@@ -175,7 +193,7 @@ def use_decimal_comma(ax) -> None:
             (axis.get_minor_formatter, axis.set_minor_formatter),
         ):
             current = getter()
-            if not isinstance(current, _DecimalCommaFormatter):
+            if isinstance(current, _NUMBER_FORMATTERS):
                 if isinstance(current, ticker.ScalarFormatter):
                     current.set_useMathText(True)
                 setter(_DecimalCommaFormatter(current))

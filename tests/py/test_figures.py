@@ -15,8 +15,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import FixedLocator
 
 from dpdeck import figures
+from dpdeck.data import EDUCATION_LEVELS
 from dpdeck.figures import DEMOS, FIGSIZE, format_number, use_decimal_comma
 
 PLOT_NAMES = sorted(name for name in dir(figures) if name.startswith("plot_"))
@@ -57,9 +59,12 @@ def visible_texts(figure: Figure) -> list[str]:
 
 
 def tick_labels(figure: Figure) -> list[str]:
+    """Visible labels of the numeric ticks (an axis of names, placed with set_ticks, is left out)."""
     labels = []
     for ax in figure.axes:
         for axis in (ax.xaxis, ax.yaxis):
+            if isinstance(axis.get_major_locator(), FixedLocator):
+                continue
             for which in ("major", "minor"):
                 for tick in axis.get_ticklabels(which=which):
                     if tick.get_visible() and tick.get_text():
@@ -142,6 +147,17 @@ def test_format_number_writes_spanish_numbers(value, decimals, text):
     assert format_number(value, decimals) == text
 
 
+def test_decimal_comma_leaves_names_on_the_ticks_alone():
+    figure = Figure()
+    ax = figure.add_subplot()
+    ax.barh([0, 1, 2], [3.5, 1.25, 2])
+    ax.set_yticks([0, 1, 2], ["1.º a 4.º", "9.º", "12.º sin título"])
+    use_decimal_comma(ax)
+    drawn(figure)
+    assert [label.get_text() for label in ax.get_yticklabels()] == ["1.º a 4.º", "9.º", "12.º sin título"]
+    assert any("," in label.get_text() for label in ax.get_xticklabels())
+
+
 def test_decimal_comma_wraps_log_and_offset_formatters():
     figure = Figure(figsize=(4, 3))
     ax = figure.add_subplot()
@@ -196,7 +212,12 @@ def test_private_histogram_has_one_bar_and_one_marker_per_level(demo_figures):
     assert len(bars) == 16
     markers = [line for line in ax.get_lines() if line.get_marker() == "D"]
     assert len(markers) == 1 and len(markers[0].get_xdata()) == 16
-    assert [label.get_text() for label in ax.get_yticklabels()][0] == "Preescolar"
+
+
+def test_private_histogram_names_the_levels_exactly_as_the_census(demo_figures):
+    # The census writes «1.º a 4.º»: names are not numbers and get no decimal comma.
+    ax = demo_figures["private_histogram"].axes[0]
+    assert [label.get_text() for label in ax.get_yticklabels()] == list(EDUCATION_LEVELS)
 
 
 def test_clipping_elbow_marks_an_interior_minimum(demo_figures):
