@@ -391,7 +391,9 @@ def plot_clipping_elbow(bounds, bias, noise, total=None) -> Figure:
     """El codo del recorte: sesgo, ruido y error total contra la cota b.
 
     Sin ``total`` se usa la suma ``bias + noise``. El mínimo interior del error
-    total se marca con su b.
+    total se marca con su b. El total coincide con el sesgo a la izquierda del
+    codo y con el ruido a la derecha: se dibuja debajo, como una franja ancha y
+    clara, y el sesgo y el ruido encima, así las tres curvas se ven siempre.
     """
     bounds = _as_float_array(bounds, name="bounds")
     bias = _as_float_array(bias, name="bias")
@@ -402,13 +404,14 @@ def plot_clipping_elbow(bounds, bias, noise, total=None) -> Figure:
     # En escala logarítmica un sesgo nulo (b por encima de todos los valores)
     # no tiene dónde dibujarse: se corta la curva ahí.
     bias = np.where(bias > 0, bias, np.nan)
-    ax.plot(bounds, bias, color=COLORS["azul"], label="sesgo del recorte")
-    ax.plot(bounds, noise, color=COLORS["naranja"], label="ruido de Laplace")
-    ax.plot(bounds, total, color=COLORS["tinta"], linewidth=LINE_WIDTH + 0.6,
-            label="error total")
+    ax.plot(bounds, bias, color=COLORS["azul"], zorder=3, label="sesgo del recorte")
+    ax.plot(bounds, noise, color=COLORS["naranja"], zorder=3, label="ruido de Laplace")
+    ax.plot(bounds, total, color=COLORS["gris_claro"], linewidth=3.6 * LINE_WIDTH,
+            solid_capstyle="round", zorder=1, label="error total")
     best = int(np.argmin(total))
-    ax.plot([bounds[best]], [total[best]], marker="o", markersize=11,
-            color=COLORS["verde"], linestyle="none",
+    ax.plot([bounds[best]], [total[best]], marker="o", markersize=12,
+            color=COLORS["verde"], markeredgecolor="white", markeredgewidth=1.5,
+            linestyle="none", zorder=4,
             label=f"mínimo: b ≈ {format_number(round(bounds[best]))}")
     ax.set_xscale("log")
     ax.set_yscale("log")

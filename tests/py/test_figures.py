@@ -220,6 +220,34 @@ def test_private_histogram_names_the_levels_exactly_as_the_census(demo_figures):
     assert [label.get_text() for label in ax.get_yticklabels()] == list(EDUCATION_LEVELS)
 
 
+def pixels_of_color_inside_axes(figure: Figure, ax, color: str, tolerance: int = 40) -> int:
+    """How many pixels inside ``ax`` (legend excluded) have ``color``, once the figure is drawn."""
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    image = np.asarray(canvas.buffer_rgba())[:, :, :3].astype(int)
+    box = ax.get_window_extent()
+    height = image.shape[0]
+    inside = image[int(height - box.y1) + 1:int(height - box.y0) - 1, int(box.x0) + 1:int(box.x1) - 1]
+    target = np.array(matplotlib.colors.to_rgb(color)) * 255
+    return int((np.abs(inside - target).sum(axis=2) < tolerance).sum())
+
+
+def test_clipping_elbow_shows_all_three_curves(demo_figures):
+    # Left of the elbow the total is the bias; right of it, the noise. The total
+    # goes underneath, wide and light, so the bias and the noise show on top of it.
+    figure = demo_figures["clipping_elbow"]
+    ax = figure.axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    bias, noise, total = lines["sesgo del recorte"], lines["ruido de Laplace"], lines["error total"]
+    assert len({bias.get_color(), noise.get_color(), total.get_color()}) == 3
+    assert bias.get_zorder() > total.get_zorder() and noise.get_zorder() > total.get_zorder()
+    assert total.get_linewidth() >= 2 * max(bias.get_linewidth(), noise.get_linewidth())
+    # Drawn, each curve covers a stretch of the plot in its own colour (a 40-px line of
+    # 2,6 pt at 100 dpi is about 140 px; the legend is outside the axes).
+    for line in (bias, noise, total):
+        assert pixels_of_color_inside_axes(figure, ax, line.get_color()) > 600, line.get_label()
+
+
 def test_clipping_elbow_marks_an_interior_minimum(demo_figures):
     ax = demo_figures["clipping_elbow"].axes[0]
     minimum = [line for line in ax.get_lines() if line.get_label().startswith("mínimo")]
