@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 # Ancho × alto en pulgadas: a 120 ppp son 600×426 píxeles, que la diapositiva
-# muestra a unos 470 px de ancho junto a un bloque de código de 16 líneas.
+# muestra a unos 486 px de ancho junto a un bloque de código de 16 líneas.
 FIGSIZE = (5.0, 3.55)
 
 COLORS = {
@@ -70,10 +70,13 @@ COLORS = {
 # Secuencia para familias de curvas (varios ε, varias contabilidades).
 _SEQUENCE = ["#1f5fa8", "#d9730d", "#1e7a4f", "#6a3d9a", "#b3261e"]
 
-FONT_SIZE = 13.0
-LABEL_SIZE = 13.5
-TICK_SIZE = 12.0
-LEGEND_SIZE = 11.5
+# Tamaños en puntos. Ningún texto de una figura baja de TICK_SIZE: a 120 ppp
+# y mostrada a 0,81, una letra de 13,5 pt ocupa 18 px de la diapositiva
+# (cifras de unos 13 px de alto), legible desde el fondo del salón.
+FONT_SIZE = 14.5
+LABEL_SIZE = 15.5
+TICK_SIZE = 13.5
+LEGEND_SIZE = 13.5
 LINE_WIDTH = 2.6
 
 # Solo lo que se lee al crear los artistas; lo que se lee al dibujar (marcas,
@@ -223,7 +226,7 @@ def _style_axes(ax, *, grid_axis: str = "both") -> None:
         which="major", labelsize=TICK_SIZE, length=5, width=1.1,
         colors=COLORS["tinta"], labelcolor=COLORS["tinta"],
     )
-    ax.tick_params(which="minor", labelsize=TICK_SIZE - 1.5, length=3, width=0.8)
+    ax.tick_params(which="minor", labelsize=TICK_SIZE, length=3, width=0.8)
     if grid_axis:
         ax.grid(True, axis=grid_axis, which="major", color="#e3e7ec", linewidth=1.0)
         ax.set_axisbelow(True)
@@ -379,7 +382,7 @@ def plot_private_histogram(labels, true_counts, private_counts) -> Figure:
     ax.set_xlabel("personas")
     ax.legend(loc="lower right")
     _style_axes(ax, grid_axis="x")
-    ax.tick_params(axis="y", labelsize=TICK_SIZE - 1, length=0)
+    ax.tick_params(axis="y", length=0)
     return figure
 
 
@@ -416,7 +419,7 @@ def plot_clipping_elbow(bounds, bias, noise, total=None) -> Figure:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("cota de recorte, b")
-    ax.set_ylabel("error absoluto de la suma")
+    ax.set_ylabel("error de la suma")
     _legend_on_top(figure, ax)
     _style_axes(ax)
     return figure
@@ -449,7 +452,7 @@ def plot_local_sensitivity_leak(scale_without, scale_with, *, shift, threshold=N
         threshold = float(threshold)
         ax.axvline(threshold, color=COLORS["gris"], linewidth=1.8, linestyle="--")
         ax.axvline(-threshold, color=COLORS["gris"], linewidth=1.8, linestyle="--",
-                   label="umbral del atacante: fuera de ±τ dice «está»")
+                   label="umbral ±τ del atacante")
     ax.plot(x, without, color=COLORS["azul"],
             label=f"D: ruido de escala {format_number(round(scale_without))}")
     ax.plot(x, with_extreme, color=COLORS["naranja"],
@@ -525,16 +528,25 @@ def plot_accountants(ks, curves) -> Figure:
     """
     ks = _as_float_array(ks, name="ks")
     figure, ax = _new_figure()
+    finals = []
     for index, (name, values) in enumerate(curves.items()):
         values = _as_float_array(values, name=f"curva {name}")
         _same_length(ks=ks, curva=values)
         color = _SEQUENCE[index % len(_SEQUENCE)]
         ax.plot(ks, values, color=color, label=_ACCOUNTANT_LABELS.get(name, str(name)))
-        decimals = 0 if values[-1] >= 100 else 1
+        finals.append((float(values[-1]), color))
+    for final, color in finals:
+        # Encima de su curva, salvo que otra termine poco más arriba (menos de
+        # un factor 4 en el eje logarítmico): entonces debajo, y no se tapan.
+        crowded = any(final < other < 4 * final for other, _ in finals)
         ax.annotate(
-            format_number(values[-1], decimals), xy=(ks[-1], values[-1]),
-            xytext=(-4, 6), textcoords="offset points", ha="right", va="bottom",
-            color=color, fontsize=LEGEND_SIZE + 0.5, fontweight="bold",
+            format_number(final, 0 if final >= 100 else 1), xy=(ks[-1], final),
+            xytext=(-4, -6 if crowded else 6), textcoords="offset points", ha="right",
+            va="top" if crowded else "bottom", color=color, fontsize=LEGEND_SIZE,
+            fontweight="bold", zorder=4,
+            # Fondo blanco: si otra curva pasa por detrás, la cifra se sigue leyendo.
+            bbox={"boxstyle": "round,pad=0.12", "facecolor": "white", "edgecolor": "none",
+                  "alpha": 0.85},
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -560,12 +572,15 @@ def plot_rdp_conversion(alphas, rdp, conversion) -> Figure:
     total = rdp + conversion
     best = int(np.argmin(total))
     figure, ax = _new_figure()
-    ax.plot(alphas, rdp, color=COLORS["azul"], label=r"RDP compuesta $k\alpha/2\sigma^2$")
+    # En este orden la leyenda (dos columnas, por columnas) deja las dos
+    # fórmulas, que son anchas, en columnas distintas.
+    ax.plot(alphas, rdp, color=COLORS["azul"], label=r"RDP: $k\alpha/2\sigma^2$")
+    ax.plot(alphas, total, color=COLORS["tinta"], linewidth=LINE_WIDTH + 0.6, zorder=3,
+            label="ε total")
     ax.plot(alphas, conversion, color=COLORS["naranja"],
-            label=r"conversión $\ln(1/\delta)/(\alpha-1)$")
-    ax.plot(alphas, total, color=COLORS["tinta"], linewidth=LINE_WIDTH + 0.6, label="ε total")
+            label=r"conversión: $\ln(1/\delta)/(\alpha-1)$")
     ax.plot([alphas[best]], [total[best]], marker="o", markersize=11, linestyle="none",
-            color=COLORS["verde"],
+            color=COLORS["verde"], zorder=4,
             label=f"mínimo: α ≈ {format_number(alphas[best], 2)}")
     ax.set_xlabel("orden de Rényi, α")
     ax.set_ylabel("ε")
@@ -573,7 +588,7 @@ def plot_rdp_conversion(alphas, rdp, conversion) -> Figure:
     ax.set_ylim(0, min(float(total.max()), 2.2 * float(total[best])))
     ax.annotate(f"ε ≈ {format_number(total[best], 1)}", xy=(alphas[best], total[best]),
                 xytext=(0, 14), textcoords="offset points", ha="center",
-                color=COLORS["verde"], fontsize=LEGEND_SIZE + 1, fontweight="bold")
+                color=COLORS["verde"], fontsize=LEGEND_SIZE, fontweight="bold")
     _legend_on_top(figure, ax)
     _style_axes(ax)
     return figure
@@ -592,7 +607,7 @@ def plot_gradient_norms(norms, *, clip_norm) -> Figure:
     ax.axvline(float(clip_norm), color=COLORS["naranja"], linewidth=2.8,
                label=f"cota C = {format_number(clip_norm)}")
     clipped = float(np.mean(norms > clip_norm))
-    ax.set_xlabel(r"norma $L_2$ del gradiente de cada persona")
+    ax.set_xlabel(r"norma $L_2$ de cada gradiente")
     ax.set_ylabel("personas")
     ax.legend(loc="upper right", title=f"recortadas: {format_number(100 * clipped, 0)} %",
               title_fontsize=LEGEND_SIZE)
@@ -624,7 +639,7 @@ def plot_privacy_utility(epsilons, accuracies, *, nonprivate, majority) -> Figur
     low = min(float(majority), float(np.min(accuracies)))
     high = max(float(nonprivate), float(np.max(accuracies)))
     ax.set_ylim(low - 0.03, high + 0.02)
-    _legend_on_top(figure, ax, ncols=3)
+    _legend_on_top(figure, ax, ncols=2)
     _style_axes(ax)
     return figure
 

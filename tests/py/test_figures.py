@@ -29,13 +29,13 @@ EXPECTED_LABELS = {
     "attack_through_noise": ("consulta 1 − consulta 2 (con ruido)", "número de ataques"),
     "averaging_error": ("publicaciones promediadas, k", "error del promedio"),
     "private_histogram": ("personas", ""),
-    "clipping_elbow": ("cota de recorte, b", "error absoluto de la suma"),
+    "clipping_elbow": ("cota de recorte, b", "error de la suma"),
     "local_sensitivity_leak": ("salida publicada − Σ D", "densidad (relativa)"),
     "laplace_vs_gauss": ("ruido añadido", "densidad"),
     "vector_noise": ("componentes de la consulta, k", "ruido por componente"),
     "accountants": ("publicaciones Gaussianas, k", "ε total"),
     "rdp_conversion": ("orden de Rényi, α", "ε"),
-    "gradient_norms": (r"norma $L_2$ del gradiente de cada persona", "personas"),
+    "gradient_norms": (r"norma $L_2$ de cada gradiente", "personas"),
     "privacy_utility": ("presupuesto ε", "exactitud"),
     "iterations_cost": ("iteraciones, T", "exactitud"),
 }
@@ -100,6 +100,36 @@ def test_demo_builds_a_figure_that_fits_beside_code(demo_figures, name):
     png = io.BytesIO()
     figure.savefig(png, format="png", dpi=120)
     assert png.getvalue()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ------------------------------------------------------------- legibility
+
+
+@pytest.mark.parametrize("name", sorted(DEMOS))
+def test_no_text_is_smaller_than_the_tick_labels(demo_figures, name):
+    # TICK_SIZE is the smallest size that reads from the back of the room once the
+    # slide shows the figure (the browser suite measures that scale).
+    small = [(text.get_text(), text.get_fontsize()) for text in demo_figures[name].findobj(matplotlib.text.Text)
+             if text.get_visible() and text.get_text().strip() and text.get_fontsize() < figures.TICK_SIZE]
+    assert small == []
+    ax = demo_figures[name].axes[0]
+    assert ax.xaxis.label.get_fontsize() >= figures.LABEL_SIZE
+
+
+@pytest.mark.parametrize("name", sorted(DEMOS))
+def test_every_text_fits_inside_the_figure(demo_figures, name):
+    # What is drawn: each axes with its tick labels and axis labels, each legend,
+    # each annotation. A legend or a label wider than the figure gets cut in the PNG.
+    figure = demo_figures[name]
+    renderer = figure.canvas.get_renderer()
+    frame = figure.bbox
+    parts = [(f"ejes {index}", ax.get_tightbbox(renderer)) for index, ax in enumerate(figure.axes)]
+    parts += [("leyenda", legend.get_window_extent(renderer)) for legend in figure.legends]
+    parts += [("leyenda", ax.get_legend().get_window_extent(renderer)) for ax in figure.axes if ax.get_legend()]
+    parts += [(text.get_text(), text.get_window_extent(renderer)) for ax in figure.axes for text in ax.texts]
+    outside = [label for label, box in parts
+               if box.x0 < frame.x0 - 1 or box.y0 < frame.y0 - 1 or box.x1 > frame.x1 + 1 or box.y1 > frame.y1 + 1]
+    assert outside == []
 
 
 # ------------------------------------------------------------------- Spanish
@@ -277,6 +307,8 @@ def test_accountants_three_curves_and_final_values(demo_figures):
     assert len(lines_with_data(ax)) == 3
     annotations = sorted(text.get_text() for text in ax.texts)
     assert annotations == ["1444", "3236", "36,5"]
+    boxes = [text.get_window_extent() for text in ax.texts]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
     legend_labels = [text.get_text() for text in figure.legends[0].get_texts()]
     assert legend_labels == ["secuencial", "avanzada", "Rényi DP"]
 
