@@ -16,7 +16,23 @@ Convenciones compartidas por todas las figuras:
   contraste que se distinguen también en escala de grises y con daltonismo
   (azul, naranja, verde, gris);
 * tamaño pensado para caber junto al código en una diapositiva de 1280×720
-  (``FIGSIZE`` en pulgadas; el ejecutor guarda el PNG a 120 ppp).
+  (``FIGSIZE`` en pulgadas; el ejecutor guarda el PNG a 120 ppp y la
+  diapositiva lo muestra a unos 486 de sus 1280 px: 0,81 px por px). Con
+  ``TICK_SIZE`` = 13,5 pt las cifras de las marcas miden unos 13 px de alto
+  en la diapositiva, y los rótulos de los ejes unos 15 px.
+
+Los números siguen tres convenciones, una por medio, cada una sin
+ambigüedad dentro de sí misma:
+
+* texto de las diapositivas y figuras: coma decimal y punto de miles
+  (``0,5``; ``99.999``), como escribe la clase; en figuras, los miles se
+  separan desde cinco cifras (``3236``, ``79.433``), salvo donde conviven
+  con números mayores en la misma leyenda (``format_number(...,
+  group_thousands=True)``);
+* lo que imprimen las celdas es salida de Python: punto decimal (``2.0``)
+  y, para enteros grandes, grupos de tres cifras separados por un espacio
+  (``format_thousands(4588248) == "4 588 248"``), nunca ``_`` ni una coma,
+  que un lector en español tomaría por decimal.
 
 ``DEMOS`` asocia un nombre a una función sin argumentos que construye cada
 figura con los datos de la celda correspondiente; ``dpdeck.bench`` las mide.
@@ -35,6 +51,7 @@ __all__ = [
     "FIGSIZE",
     "COLORS",
     "format_number",
+    "format_thousands",
     "use_decimal_comma",
     "plot_laplace_densities",
     "plot_attack_through_noise",
@@ -104,11 +121,22 @@ STYLE = {
 # ------------------------------------------------------------------ formato --
 
 
-def format_number(value, decimals: int | None = None) -> str:
+def _group_digits(digits: str, separator: str) -> str:
+    groups = []
+    while digits:
+        groups.insert(0, digits[-3:])
+        digits = digits[:-3]
+    return separator.join(groups)
+
+
+def format_number(value, decimals: int | None = None, *, group_thousands: bool = False) -> str:
     """Escribe un número con coma decimal: ``format_number(0.5) == "0,5"``.
 
     Sin ``decimals`` usa la representación más corta (``repr`` de Python, sin
-    ceros sobrantes); con ``decimals`` redondea a esa cantidad de cifras.
+    ceros sobrantes); con ``decimals`` redondea a esa cantidad de cifras. Los
+    miles llevan punto desde cinco cifras (``79.433``; ``3236`` queda junto,
+    como en la clase); con ``group_thousands=True`` también desde cuatro
+    (``9.594``), para que una leyenda que mezcla tamaños se lea pareja.
     """
     number = float(value)
     if decimals is None:
@@ -116,17 +144,28 @@ def format_number(value, decimals: int | None = None) -> str:
     else:
         text = f"{number:.{decimals}f}"
     whole, _, fraction = text.partition(".")
-    digits = whole.lstrip("-")
-    if len(digits) > 4 and digits.isdigit():
-        # Miles con punto, como en «5.000 personas»; desde 10.000, para no
-        # confundir años o cuatro cifras sueltas.
-        groups = []
-        while digits:
-            groups.insert(0, digits[-3:])
-            digits = digits[:-3]
-        whole = ("-" if whole.startswith("-") else "") + ".".join(groups)
-        return (whole.replace("-", "\u2212") + ("," + fraction if fraction else ""))
-    return text.replace("-", "\u2212").replace(".", ",")
+    sign, digits = ("\u2212", whole[1:]) if whole.startswith("-") else ("", whole)
+    if digits.isdigit() and len(digits) > (3 if group_thousands else 4):
+        digits = _group_digits(digits, ".")
+    return sign + digits + ("," + fraction if fraction else "")
+
+
+def format_thousands(value, decimals: int = 0) -> str:
+    """Escribe un número como lo imprime Python, con los miles separados por un espacio.
+
+    ``format_thousands(4588248) == "4 588 248"``; ``format_thousands(4999.7, 1)
+    == "4999.7"``. Punto decimal, como el resto de la salida de una celda;
+    los grupos de tres cifras, desde cinco cifras, van con un espacio (la
+    recomendación de la RAE y de ISO 80000), que no se confunde con un
+    decimal ni en español ni en inglés, a diferencia de ``_``, ``.`` o ``,``.
+    """
+    number = float(value)
+    text = f"{number:.{int(decimals)}f}"
+    whole, _, fraction = text.partition(".")
+    sign, digits = ("-", whole[1:]) if whole.startswith("-") else ("", whole)
+    if digits.isdigit() and len(digits) > 4:
+        digits = _group_digits(digits, " ")
+    return sign + digits + ("." + fraction if fraction else "")
 
 
 def _comma(text: str) -> str:
@@ -454,9 +493,9 @@ def plot_local_sensitivity_leak(scale_without, scale_with, *, shift, threshold=N
         ax.axvline(-threshold, color=COLORS["gris"], linewidth=1.8, linestyle="--",
                    label="umbral ±τ del atacante")
     ax.plot(x, without, color=COLORS["azul"],
-            label=f"D: ruido de escala {format_number(round(scale_without))}")
+            label=f"D: ruido de escala {format_number(round(scale_without), group_thousands=True)}")
     ax.plot(x, with_extreme, color=COLORS["naranja"],
-            label=f"D′: ruido de escala {format_number(round(scale_with))}")
+            label=f"D′: ruido de escala {format_number(round(scale_with), group_thousands=True)}")
     ax.set_xlim(x.min(), x.max())
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("salida publicada − Σ D")

@@ -19,7 +19,7 @@ from matplotlib.ticker import FixedLocator
 
 from dpdeck import figures
 from dpdeck.data import EDUCATION_LEVELS
-from dpdeck.figures import DEMOS, FIGSIZE, format_number, use_decimal_comma
+from dpdeck.figures import DEMOS, FIGSIZE, format_number, format_thousands, use_decimal_comma
 
 PLOT_NAMES = sorted(name for name in dir(figures) if name.startswith("plot_"))
 
@@ -177,6 +177,32 @@ def test_format_number_writes_spanish_numbers(value, decimals, text):
     assert format_number(value, decimals) == text
 
 
+@pytest.mark.parametrize("value, decimals, text", [
+    (9594, None, "9.594"),
+    (99_999, None, "99.999"),
+    (36.49, 1, "36,5"),
+    (1234.5, 1, "1.234,5"),
+    (-4321, None, "\u22124.321"),
+])
+def test_format_number_can_group_four_digit_numbers(value, decimals, text):
+    assert format_number(value, decimals, group_thousands=True) == text
+
+
+@pytest.mark.parametrize("value, decimals, text", [
+    (4_588_248, 0, "4 588 248"),
+    (1_000_000_000, 0, "1 000 000 000"),
+    (79_432.8, 0, "79 433"),
+    (99_999, 0, "99 999"),
+    (9594, 0, "9594"),
+    (4999.74, 1, "4999.7"),
+    (196_179.4, 1, "196 179.4"),
+    (-12_345, 0, "-12 345"),
+    (0.5, 2, "0.50"),
+])
+def test_format_thousands_groups_with_spaces_and_keeps_pythons_point(value, decimals, text):
+    assert format_thousands(value, decimals) == text
+
+
 def test_decimal_comma_leaves_names_on_the_ticks_alone():
     figure = Figure()
     ax = figure.add_subplot()
@@ -318,6 +344,11 @@ def test_rdp_conversion_minimum_at_alpha_196(demo_figures):
     minimum = [line for line in ax.get_lines() if line.get_label().startswith("mínimo")][0]
     assert minimum.get_label() == "mínimo: α ≈ 1,96"
     assert [text.get_text() for text in ax.texts] == ["ε ≈ 36,5"]
+
+
+def test_local_sensitivity_scales_are_grouped_alike(demo_figures):
+    labels = [text.get_text() for text in demo_figures["local_sensitivity_leak"].legends[0].get_texts()]
+    assert "D: ruido de escala 9.594" in labels and "D′: ruido de escala 99.999" in labels
 
 
 def test_gradient_norms_show_the_clip_line(demo_figures):
