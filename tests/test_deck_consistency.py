@@ -400,6 +400,27 @@ def test_cell_draws_the_figures_it_declares(cell_id):
     assert (declared > 0) == (draws > 0), cell_id
 
 
+# ------------------------------------------------------------ typography
+
+
+def prose_lines(path: Path):
+    """(line number, text) of the slide file outside code cells, without inline code or HTML tags."""
+    in_code = False
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        if not in_code:
+            yield number, re.sub(r"<[^>]*>|`[^`]*`", "", line)
+
+
+@pytest.mark.parametrize("path", sorted(SLIDES.glob("*.md")), ids=lambda path: path.name)
+def test_prose_quotes_with_the_lectures_curly_quotes(path):
+    # The lecture writes “casi el mismo”; straight quotes belong to code only.
+    straight = [f"{path.name}:{number}: {line.strip()}" for number, line in prose_lines(path) if '"' in line]
+    assert straight == []
+
+
 # ------------------------------------------------------------ speaker notes
 
 
