@@ -10,7 +10,6 @@ const SIGINT = 2;
 // After an interrupt request, how long the cell may take to notice it before
 // the worker is terminated instead (the goal: idle within 2 s of Stop).
 const INTERRUPT_GRACE_MS = 1500;
-const INTERRUPT_REPEAT_MS = 300;
 // A boot that shows no progress for this long is reported as failed.
 const STALL_MS = 90_000;
 
@@ -241,22 +240,17 @@ export class PythonRuntime extends EventTarget {
     }
     const run = this.current;
     if (this.interruptBuffer) {
-      // Python reads (and clears) the buffer between bytecodes. The request is
-      // repeated in case one was missed; code stuck inside a C call never
-      // reads it, so after the grace period Python is restarted instead.
-      const requestedAt = performance.now();
-      const interrupt = () => {
+      // Python takes the signal from the buffer between bytecodes (atomically:
+      // see worker.js). Code stuck inside a C call, or a cell that catches
+      // KeyboardInterrupt and goes on, never ends: after the grace period
+      // Python is restarted instead.
+      Atomics.store(this.interruptBuffer, 0, SIGINT);
+      setTimeout(() => {
         if (this.current !== run) return;
-        if (performance.now() - requestedAt < INTERRUPT_GRACE_MS) {
-          Atomics.store(this.interruptBuffer, 0, SIGINT);
-          setTimeout(interrupt, INTERRUPT_REPEAT_MS);
-          return;
-        }
         this.stats.interruptFallbacks += 1;
         console.warn(`dpdeck: la celda ${run.cellId} no atendió la interrupción; se reinicia Python`);
         this.restart(STOP_STUCK_MESSAGE);
-      };
-      interrupt();
+      }, INTERRUPT_GRACE_MS);
     } else {
       this.restart(STOP_BY_RESTART_MESSAGE);
     }
@@ -266,6 +260,10 @@ export class PythonRuntime extends EventTarget {
     if (this.state !== "ready" || this.current || !this.queue.length) return;
     const run = this.queue.shift();
     this.current = run;
+    // No Python runs between two cells, so this is the moment to forget a Stop
+    // that came too late for the previous one; a Stop pressed from now on,
+    // even before the worker starts the cell, stops this run.
+    if (this.interruptBuffer) Atomics.store(this.interruptBuffer, 0, 0);
     run.onStart();
     const generation = this.generation;
     this.request("run", {

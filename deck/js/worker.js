@@ -25,7 +25,6 @@ const state = {
   totalBytes: 0,
   step: "",
   lastProgressAt: 0,
-  interruptBuffer: null,
 };
 
 // ---------------------------------------------------------------- messaging
@@ -168,6 +167,25 @@ function countImportedScripts() {
   }
 }
 
+// ---------------------------------------------------------------- interrupts
+
+// The page writes SIGINT into a SharedArrayBuffer to stop a running cell.
+// Python (CPython's Emscripten port, every 50 bytecodes) reads that slot and
+// then writes 0 into it, two separate steps: a Stop written between them is
+// wiped out and no KeyboardInterrupt is ever raised (about 1 Stop in 60 on a
+// `while True: pass`). Python gets this view of the buffer instead, whose
+// read takes the value and clears the slot in one atomic step; its own
+// clearing write then has nothing left to do. Only the page writes signals,
+// and it clears the slot itself before each run, while no Python is running.
+function takeOnRead(shared) {
+  return {
+    get 0() {
+      return Atomics.exchange(shared, 0, 0);
+    },
+    set 0(_value) {},
+  };
+}
+
 // ---------------------------------------------------------------- boot
 
 async function fetchJson(url, what) {
@@ -220,10 +238,7 @@ async function boot({ base, interruptBuffer }) {
     countImportedScripts();
   });
   const pyodide = state.pyodide;
-  if (interruptBuffer) {
-    state.interruptBuffer = interruptBuffer;
-    pyodide.setInterruptBuffer(interruptBuffer);
-  }
+  if (interruptBuffer) pyodide.setInterruptBuffer(takeOnRead(interruptBuffer));
 
   timings.packages = await step("packages", async () => {
     const failures = [];
@@ -311,7 +326,6 @@ function figureBuffers(outputs) {
 
 async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
   if (!state.runCell) throw new Error("Python todavía no está listo.");
-  if (state.interruptBuffer) state.interruptBuffer[0] = 0;
   const maxChars = maxOutputChars || 20000;
   const batcher = new StreamBatcher(runId, maxChars);
   const onOutput = (output) => {
@@ -327,7 +341,7 @@ async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
       max_figures: maxFigures || 20,
     });
   } catch (error) {
-    // A second Stop that lands after run_cell caught the first one.
+    // A Stop that lands before run_cell has started the cell's own code.
     if (/KeyboardInterrupt/.test(String(error && error.message))) {
       return { result: { status: "stopped", outputs: [], notice: "Ejecución detenida." } };
     }

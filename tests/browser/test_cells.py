@@ -411,6 +411,80 @@ def test_infinite_loop_is_interrupted_by_stop(live_page):
     assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
 
 
+# Runs the cell and presses Stop as soon as its first print arrives (Python is
+# then inside the loop), `count` times in a row, inside the page so that each
+# round takes milliseconds. Returns how many Stops raised KeyboardInterrupt in
+# the cell, and the first one that did not.
+STOP_BURST = """async ([cellId, source, count]) => {
+    const cell = window.dpdeck.cells.get(cellId);
+    const runtime = window.dpdeck.runtime;
+    cell.view.dispatch({changes: {from: 0, to: cell.view.state.doc.length, insert: source}});
+    const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+    const interrupted = (result) => result.status === 'stopped' && !result.restarted
+        && result.outputs.some((output) => output.ename === 'KeyboardInterrupt');
+    const waits = [];
+    for (let round = 0; round < count; round++) {
+        const streamed = runtime.stats.streamMessages;
+        const finished = cell.run();
+        while (runtime.stats.streamMessages === streamed) await pause(1);
+        await pause(Math.random() * 5);
+        const pressed = performance.now();
+        cell.stop();
+        const result = await finished;
+        waits.push(performance.now() - pressed);
+        if (!interrupted(result)) {
+            return {interrupted: round, failure: {status: result.status, notice: result.notice || null}};
+        }
+    }
+    waits.sort((a, b) => a - b);
+    return {interrupted: count, failure: null,
+            medianMs: Math.round(waits[count >> 1]), slowestMs: Math.round(waits[count - 1])};
+}"""
+STOP_ROUNDS = 300
+
+
+def test_every_stop_interrupts_the_loop(live_page):
+    """Stop on `while True: pass`, many times in a row: each one raises
+    KeyboardInterrupt in the cell, none needs a restart. Python reads the
+    interrupt slot and clears it in two steps; unless the worker makes that one
+    atomic step, about one Stop in 60 lands between them and is lost, so 300
+    rounds catch that race almost surely (0.985**300 < 1 %)."""
+    page = live_page
+    go_to_cell(page, "pruebas")
+    source = "print('empieza')\nwhile True:\n    pass"
+    boots = page.evaluate("window.dpdeck.runtime.stats.boots")
+    outcome = page.evaluate(STOP_BURST, ["pruebas", source, STOP_ROUNDS])
+    print(f"\n{outcome['interrupted']} Stops seguidos con KeyboardInterrupt; "
+          f"espera mediana {outcome.get('medianMs')} ms, la mayor {outcome.get('slowestMs')} ms")
+    assert outcome["failure"] is None, outcome
+    assert outcome["interrupted"] == STOP_ROUNDS
+    assert page.evaluate("window.dpdeck.runtime.stats.boots") == boots
+    assert page.evaluate("window.dpdeck.runtime.stats.interruptFallbacks") == 0
+    set_source(page, "pruebas", source)
+    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+
+
+def test_a_cell_that_ignores_stop_is_ended_by_a_restart(live_page):
+    page = live_page
+    source = (
+        "print('empieza')\nwhile True:\n    try:\n        while True:\n            pass\n"
+        "    except KeyboardInterrupt:\n        print('sigo')"
+    )
+    set_source(page, "pruebas", source)
+    boots = page.evaluate("window.dpdeck.runtime.stats.boots")
+    before = click_run(page, "pruebas")
+    wait_for_output_containing(page, "pruebas", "empieza")
+    page.click(f"{cell_selector('pruebas')} [data-action=stop]")
+    assert wait_for_run(page, "pruebas", before) == "stopped"
+    text = output_text(page, "pruebas")
+    # The interrupt arrived (the cell caught it), then the grace period ran out.
+    assert "sigo" in text and "no respondía a la interrupción" in text, text
+    assert page.evaluate("window.dpdeck.runtime.stats.interruptFallbacks") == 1
+    assert page.evaluate("window.dpdeck.runtime.stats.boots") == boots + 1
+    wait_until_ready(page)
+    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+
+
 def test_print_flood_is_capped_and_batched(live_page):
     page = live_page
     source = "while True:\n    print(1)"
