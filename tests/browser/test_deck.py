@@ -8,6 +8,9 @@ the tour saw:
 * every cell runs without error, prints exactly the text the build pre-computed
   natively, and shows every figure it declares;
 * no slide overflows its 1280×720 box, and no cell needs a scrollbar;
+* every figure is shown large enough for its text to read from the back of
+  the room; a chapter's dark background fills the whole window, and reveal's
+  arrows and slide number stay readable on every background;
 * the keyboard alone reaches every slide (and every answer of a «Pregunta»);
 * the speaker view opens with the current slide's notes.
 
@@ -23,6 +26,10 @@ import time
 from pathlib import Path
 
 import pytest
+from PIL import Image
+
+from dpdeck import figures
+from dpdeck.cellrun import FIGURE_DPI
 
 BOOT_TIMEOUT_MS = 180_000
 CELL_TIMEOUT_MS = 120_000
@@ -102,6 +109,37 @@ CHECK_OVERFLOW = """
 """
 
 
+# Every figure on the slide: its PNG width and the width it is shown at, in slide pixels.
+FIGURE_SIZES = """
+(index) => {
+  const scale = Reveal.getScale();
+  return Array.from(Reveal.getSlides()[index].querySelectorAll('img.out-figure')).map((img) => ({
+    natural: img.naturalWidth, shown: img.getBoundingClientRect().width / scale}));
+}
+"""
+
+# reveal's arrows and slide number on the current slide: their colour and where they are (window pixels).
+CHROME_COLORS = """
+() => {
+  const reveal = document.querySelector('.reveal');
+  const describe = (selector) => {
+    const element = reveal.querySelector(selector);
+    const box = element.getBoundingClientRect();
+    return {color: getComputedStyle(element).color,
+            box: [box.left, box.top, box.right, box.bottom].map(Math.round)};
+  };
+  return {dark: reveal.classList.contains('has-dark-background'),
+          controls: describe('.controls .navigate-right'), number: describe('.slide-number')};
+}
+"""
+
+# Height of a digit or capital in DejaVu Sans, matplotlib's font, as a fraction of the font size.
+DIGIT_HEIGHT_EM = 0.73
+# Smallest heights, in slide pixels at 1280×720, that read from the back of a classroom.
+MIN_TICK_DIGIT_PX = 13
+MIN_LABEL_LETTER_PX = 15
+
+
 def slide_label(index: int, slide_id: str | None) -> str:
     return f"{index + 1:02d}-{slide_id}" if slide_id else f"{index + 1:02d}"
 
@@ -148,6 +186,7 @@ def tour(browser, deck_url, artifacts_dir, request):
         id: slide.id || null,
         title: (slide.querySelector('h1') || {}).textContent || '',
         cells: Array.from(slide.querySelectorAll('.cell[data-cell-id]')).map((c) => c.dataset.cellId),
+        chapter: slide.classList.contains('capitulo'),
         fragments: slide.querySelectorAll('.fragment').length,
         notes: (slide.querySelector('aside.notes') || {}).textContent || '',
     }))""")
@@ -157,7 +196,7 @@ def tour(browser, deck_url, artifacts_dir, request):
     page.wait_for_selector("html[data-python=ready]", timeout=BOOT_TIMEOUT_MS)
     boot_seconds = time.perf_counter() - started
 
-    runs, live, overflow, screenshots = {}, {}, {}, []
+    runs, live, overflow, screenshots, figure_sizes, chrome = {}, {}, {}, [], {}, {}
     for index, slide in enumerate(slides):
         go_to(page, index, fragments_shown=slide["fragments"])
         for cell_id in slide["cells"]:
@@ -168,6 +207,8 @@ def tour(browser, deck_url, artifacts_dir, request):
             live[cell_id] = page.evaluate(READ_OUTPUT, cell_id)
         go_to(page, index, fragments_shown=slide["fragments"])
         overflow[index] = page.evaluate(CHECK_OVERFLOW, index)
+        figure_sizes[index] = page.evaluate(FIGURE_SIZES, index)
+        chrome[index] = page.evaluate(CHROME_COLORS)
         path = shots / f"{slide_label(index, slide['id'])}.png"
         page.screenshot(path=str(path))
         screenshots.append(path)
@@ -176,7 +217,7 @@ def tour(browser, deck_url, artifacts_dir, request):
     data = {
         "page": page, "context": context, "slides": slides, "cell_ids": cell_ids,
         "prerendered": prerendered, "live": live, "runs": runs, "overflow": overflow,
-        "screenshots": screenshots, "folder": shots,
+        "screenshots": screenshots, "folder": shots, "figure_sizes": figure_sizes, "chrome": chrome,
     }
     report_timings(request, artifacts_dir, shots, boot_seconds, tour_seconds, runs, len(slides))
     yield data
@@ -258,6 +299,73 @@ def test_no_slide_overflows_at_1280x720(tour):
         elif result["problems"]:
             problems[slide_label(index, slide["id"])] = result["problems"]
     assert problems == {}
+
+
+def test_every_figure_is_shown_large_enough_to_read(tour):
+    # Text in a figure is drawn in points at FIGURE_DPI; the slide scales the PNG
+    # to the width it is shown at. Digits of the tick labels and letters of the
+    # axis labels must come out at least this tall on the 1280×720 slide.
+    small = {}
+    for index, sizes in tour["figure_sizes"].items():
+        for size in sizes:
+            scale = size["shown"] / size["natural"]
+            px_per_point = FIGURE_DPI / 72 * scale * DIGIT_HEIGHT_EM
+            tick, label = figures.TICK_SIZE * px_per_point, figures.LABEL_SIZE * px_per_point
+            if tick < MIN_TICK_DIGIT_PX or label < MIN_LABEL_LETTER_PX:
+                slide = tour["slides"][index]
+                small[slide_label(index, slide["id"])] = f"cifras {tick:.1f} px, rótulos {label:.1f} px"
+    assert sum(len(sizes) for sizes in tour["figure_sizes"].values()) >= 13
+    assert small == {}
+
+
+def rgb(css_color: str) -> tuple[float, float, float]:
+    return tuple(float(part) for part in re.findall(r"[\d.]+", css_color)[:3])
+
+
+def contrast_ratio(first, second) -> float:
+    """WCAG 2 contrast ratio between two colours, each an (r, g, b) tuple or a CSS rgb() string."""
+    def luminance(color):
+        channels = [value / 255 for value in (rgb(color) if isinstance(color, str) else color)]
+        linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    light, dark = sorted((luminance(first), luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_chapter_slides_fill_the_whole_window_with_their_dark_background(tour):
+    chapters = [index for index, slide in enumerate(tour["slides"]) if slide["chapter"]]
+    assert len(chapters) == 5
+    wrong = {}
+    for index, slide in enumerate(tour["slides"]):
+        with Image.open(tour["screenshots"][index]) as shot:
+            image = shot.convert("RGB")
+            # The window's corners lie outside the scaled 1280×720 box.
+            corners = [image.getpixel(xy) for xy in ((1, 1), (image.width - 2, 1), (1, image.height // 2))]
+        dark_corners = all(sum(pixel) / 3 < 80 for pixel in corners)
+        if slide["chapter"] != dark_corners or slide["chapter"] != tour["chrome"][index]["dark"]:
+            wrong[slide_label(index, slide["id"])] = {"esquinas": corners, "oscura": tour["chrome"][index]["dark"]}
+    assert wrong == {}
+
+
+def background_behind(image: Image.Image, box: list[int]) -> tuple[int, int, int]:
+    """The commonest colour in ``box`` of a screenshot: what lies behind thin arrows or small digits."""
+    left, top, right, bottom = (max(0, value) for value in box)
+    counts = image.crop((left, top, min(right, image.width), min(bottom, image.height))).getcolors(1 << 16)
+    return max(counts)[1]
+
+
+def test_arrows_and_slide_number_read_on_every_background(tour):
+    faint = {}
+    for index, chrome in tour["chrome"].items():
+        with Image.open(tour["screenshots"][index]) as shot:
+            image = shot.convert("RGB")
+            ratios = {name: contrast_ratio(chrome[name]["color"], background_behind(image, chrome[name]["box"]))
+                      for name in ("controls", "number")}
+        # WCAG: 3:1 for graphics such as the arrows, 4.5:1 for small text.
+        if ratios["controls"] < 3 or ratios["number"] < 4.5:
+            slide = tour["slides"][index]
+            faint[slide_label(index, slide["id"])] = f"flecha {ratios['controls']:.1f}:1, número {ratios['number']:.1f}:1"
+    assert faint == {}
 
 
 def test_every_slide_has_speaker_notes(tour):
