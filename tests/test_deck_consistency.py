@@ -275,15 +275,17 @@ CELL_OUTPUTS = [
     ("composicion-paralela", "secuencial: 8.0"),
     ("composicion-paralela", "paralela:   0.5"),
     ("sensibilidad-conteo", "cambios posibles: [0, 1]"),
+    # «una ganancia de capital de mil millones»
+    ("suma-sin-cota", "cambio de la suma: 1 000 000 000"),
     ("elegir-b", "[0.2, 0.8] → ε total = 1.0"),
     ("persona-al-azar", "1e-5 es 20 veces menor que 1/n"),
     ("l1-contra-l2", "   100     100   10.00"),
-    ("gaussiano-codigo", "√(2 ln(1,25/δ)) = 4.84"),
+    ("gaussiano-codigo", "√(2 ln(1.25/δ)) = 4.84"),
     ("gaussiano-codigo", "σ = Δ₂·4.84/ε = 9.69"),
     ("gaussiano-codigo", "√2·Δ₁/ε = 2.83"),
     ("laplace-gauss-escalar", "masa en ±2: Laplace 64%, Gauss 17%"),
     ("laplace-gauss-vectorial", "Gauss tiene menos ruido desde k = 12"),
-    ("composicion-avanzada", "  10000  100.00    9.60    5.80"),
+    ("composicion-avanzada", " 10 000  100.00    9.60    5.80"),
     ("cuanto-se-gana", "secuencial: ε ≈ 3236"),
     ("cuanto-se-gana", "Rényi DP:   ε ≈ 36.5"),
     ("gradiente-suma", "gradientes por persona: (5000, 3)"),
@@ -295,6 +297,17 @@ CELL_OUTPUTS = [
 @pytest.mark.parametrize("cell_id, expected", CELL_OUTPUTS, ids=[f"{c}: {e}" for c, e in CELL_OUTPUTS])
 def test_cell_prints_the_number_the_slide_uses(cell_id, expected):
     assert expected in native_output(cell_id)
+
+
+@pytest.mark.parametrize("cell_id", sorted(all_cells()))
+def test_printed_numbers_follow_the_output_convention(cell_id):
+    # Cells print as Python does (decimal point), but a whole number of five or
+    # more digits is grouped with spaces (format_thousands: «4 588 248»), never
+    # with «_» (code, not text) nor run together. Reals in a table keep Python's
+    # digits («22026.47»).
+    output = native_output(cell_id)
+    assert re.findall(r"\d_\d", output) == []
+    assert re.findall(r"(?<![\d.,])\d{5,}(?![\d.])", output) == []
 
 
 def printed_number(cell_id: str, pattern: str) -> float:
