@@ -285,6 +285,25 @@ def _integer_ticks(axis) -> None:
     axis.set_major_locator(ticker.MaxNLocator(nbins=5, steps=[1, 2, 5, 10]))
 
 
+def _plain_log_ticks(axis) -> None:
+    """En un eje logarítmico de pocas décadas, «0,1  1  10  100» en vez de potencias de diez.
+
+    Solo para ejes que no pasan de 1000: más arriba, las potencias de diez se
+    leen mejor que «10.000» junto a un «3236» de la clase.
+    """
+    axis.set_major_formatter(ticker.FuncFormatter(lambda value, _position: format_number(value)))
+
+
+def _percent_ticks(axis) -> None:
+    """Proporciones (0,76) escritas como porcentajes («76 %»), como las dice la clase.
+
+    Las marcas caen en porcentajes enteros (pasos de 1, 2 o 5 puntos): así la
+    etiqueta sin decimales nunca redondea (0,775 no se escribe «78 %»).
+    """
+    axis.set_major_locator(ticker.MaxNLocator(nbins=5, steps=[1, 2, 5, 10]))
+    axis.set_major_formatter(ticker.PercentFormatter(xmax=1, decimals=0, symbol="\u00a0%"))
+
+
 def _as_float_array(values, *, name: str) -> np.ndarray:
     array = np.asarray(values, dtype=float)
     if array.ndim != 1 or array.size == 0:
@@ -392,6 +411,8 @@ def plot_averaging_error(ks, errors, *, expected=None) -> Figure:
             label="error medido")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    _plain_log_ticks(ax.xaxis)
+    _plain_log_ticks(ax.yaxis)
     ax.set_xlabel("publicaciones promediadas, k")
     ax.set_ylabel("error del promedio")
     ax.legend(loc="upper right")
@@ -673,11 +694,13 @@ def plot_privacy_utility(epsilons, accuracies, *, nonprivate, majority) -> Figur
     ax.plot(epsilons, mean, marker="o", markersize=7, color=COLORS["azul"],
             label="privado")
     ax.set_xscale("log")
+    _plain_log_ticks(ax.xaxis)
     ax.set_xlabel("presupuesto ε")
     ax.set_ylabel("exactitud")
     low = min(float(majority), float(np.min(accuracies)))
     high = max(float(nonprivate), float(np.max(accuracies)))
     ax.set_ylim(low - 0.03, high + 0.02)
+    _percent_ticks(ax.yaxis)
     _legend_on_top(figure, ax, ncols=2)
     _style_axes(ax)
     return figure
@@ -703,8 +726,10 @@ def plot_iterations_cost(iterations, accuracies, *, epsilon, majority=None) -> F
     ax.plot([iterations[best]], [mean[best]], marker="*", markersize=18, linestyle="none",
             color=COLORS["naranja"], label=f"óptimo T = {format_number(iterations[best])}")
     ax.set_xscale("log")
+    _plain_log_ticks(ax.xaxis)
     ax.set_xlabel("iteraciones, T")
     ax.set_ylabel("exactitud")
+    _percent_ticks(ax.yaxis)
     _legend_on_top(figure, ax, ncols=2)
     _style_axes(ax)
     return figure

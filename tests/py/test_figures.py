@@ -154,13 +154,27 @@ def test_no_english_in_visible_text(demo_figures, name):
 def test_tick_labels_never_use_a_decimal_point(demo_figures, name):
     labels = tick_labels(demo_figures[name])
     assert labels, "la figura no tiene marcas con texto"
-    assert [label for label in labels if "." in label] == []
+    # A point is allowed only between groups of three digits («10.000»).
+    assert [label for label in labels if re.search(r"\.(?!\d{3}(?!\d))", label)] == []
 
 
-@pytest.mark.parametrize("name", ["laplace_densities", "laplace_vs_gauss", "privacy_utility",
-                                  "iterations_cost", "local_sensitivity_leak"])
+@pytest.mark.parametrize("name", ["laplace_densities", "laplace_vs_gauss", "local_sensitivity_leak",
+                                  "privacy_utility", "averaging_error"])
 def test_fractional_ticks_are_written_with_a_comma(demo_figures, name):
     assert any("," in label for label in tick_labels(demo_figures[name]))
+
+
+@pytest.mark.parametrize("name", ["privacy_utility", "iterations_cost"])
+def test_accuracy_is_written_as_a_percentage(demo_figures, name):
+    # The slides speak of «76 %» and «83 %»: the axis reads the same, whole percents.
+    ax = demo_figures[name].axes[0]
+    low, high = ax.get_ylim()
+    shown = [(tick.get_loc(), tick.label1.get_text()) for tick in ax.yaxis.get_major_ticks()
+             if low <= tick.get_loc() <= high]
+    assert len(shown) >= 3
+    # Each tick sits on a whole percent, so the label is exact, not rounded.
+    assert all(label == f"{round(100 * loc)}\u00a0%" and abs(100 * loc - round(100 * loc)) < 1e-6
+               for loc, label in shown), shown
 
 
 @pytest.mark.parametrize("value, decimals, text", [
