@@ -21,18 +21,23 @@ Convenciones compartidas por todas las figuras:
   ``TICK_SIZE`` = 13,5 pt las cifras de las marcas miden unos 13 px de alto
   en la diapositiva, y los rótulos de los ejes unos 15 px.
 
-Los números siguen tres convenciones, una por medio, cada una sin
-ambigüedad dentro de sí misma:
+Los números que calcula el mazo (figuras y salida de las celdas) agrupan
+los miles igual: con un espacio, desde cinco cifras (``79 433``; ``3236``
+queda junto, como en la clase), la recomendación de la RAE y de ISO 80000.
+El espacio no se confunde con un decimal ni con coma ni con punto, así que
+sirve a los dos medios:
 
-* texto de las diapositivas y figuras: coma decimal y punto de miles
-  (``0,5``; ``99.999``), como escribe la clase; en figuras, los miles se
-  separan desde cinco cifras (``3236``, ``79.433``), salvo donde conviven
-  con números mayores en la misma leyenda (``format_number(...,
-  group_thousands=True)``);
-* lo que imprimen las celdas es salida de Python: punto decimal (``2.0``)
-  y, para enteros grandes, grupos de tres cifras separados por un espacio
-  (``format_thousands(4588248) == "4 588 248"``), nunca ``_`` ni una coma,
-  que un lector en español tomaría por decimal.
+* figuras: coma decimal, como el texto de la clase (``0,5``, ``79 433``);
+  donde un número de cuatro cifras convive con otros mayores en la misma
+  leyenda, también se agrupa (``format_number(..., group_thousands=True)``:
+  ``9 594`` junto a ``99 999``);
+* salida de las celdas: es salida de Python, con punto decimal (``2.0``),
+  y los enteros grandes con ``format_thousands`` (``4 588 248``), nunca con
+  ``_`` (es código) ni con una coma o un punto, que se leerían como
+  decimales.
+
+El texto de las diapositivas conserva la tipografía de la clase
+(``5.000 personas``).
 
 ``DEMOS`` asocia un nombre a una función sin argumentos que construye cada
 figura con los datos de la celda correspondiente; ``dpdeck.bench`` las mide.
@@ -121,6 +126,11 @@ STYLE = {
 # ------------------------------------------------------------------ formato --
 
 
+# Un espacio común: se ve igual en la fuente de las figuras y en la de la
+# salida de las celdas, y lo que imprime una celda se copia sin sorpresas.
+_THOUSANDS_SEPARATOR = " "
+
+
 def _group_digits(digits: str, separator: str) -> str:
     groups = []
     while digits:
@@ -134,9 +144,10 @@ def format_number(value, decimals: int | None = None, *, group_thousands: bool =
 
     Sin ``decimals`` usa la representación más corta (``repr`` de Python, sin
     ceros sobrantes); con ``decimals`` redondea a esa cantidad de cifras. Los
-    miles llevan punto desde cinco cifras (``79.433``; ``3236`` queda junto,
-    como en la clase); con ``group_thousands=True`` también desde cuatro
-    (``9.594``), para que una leyenda que mezcla tamaños se lea pareja.
+    miles se separan con un espacio desde cinco cifras (``79 433``; ``3236``
+    queda junto, como en la clase); con ``group_thousands=True`` también
+    desde cuatro (``9 594``), para que una leyenda que mezcla tamaños se lea
+    pareja.
     """
     number = float(value)
     if decimals is None:
@@ -146,7 +157,7 @@ def format_number(value, decimals: int | None = None, *, group_thousands: bool =
     whole, _, fraction = text.partition(".")
     sign, digits = ("\u2212", whole[1:]) if whole.startswith("-") else ("", whole)
     if digits.isdigit() and len(digits) > (3 if group_thousands else 4):
-        digits = _group_digits(digits, ".")
+        digits = _group_digits(digits, _THOUSANDS_SEPARATOR)
     return sign + digits + ("," + fraction if fraction else "")
 
 
@@ -155,16 +166,16 @@ def format_thousands(value, decimals: int = 0) -> str:
 
     ``format_thousands(4588248) == "4 588 248"``; ``format_thousands(4999.7, 1)
     == "4999.7"``. Punto decimal, como el resto de la salida de una celda;
-    los grupos de tres cifras, desde cinco cifras, van con un espacio (la
-    recomendación de la RAE y de ISO 80000), que no se confunde con un
-    decimal ni en español ni en inglés, a diferencia de ``_``, ``.`` o ``,``.
+    los grupos de tres cifras, desde cinco cifras, van con un espacio, como
+    en las figuras, que no se confunde con un decimal ni en español ni en
+    inglés, a diferencia de ``_``, ``.`` o ``,``.
     """
     number = float(value)
     text = f"{number:.{int(decimals)}f}"
     whole, _, fraction = text.partition(".")
     sign, digits = ("-", whole[1:]) if whole.startswith("-") else ("", whole)
     if digits.isdigit() and len(digits) > 4:
-        digits = _group_digits(digits, " ")
+        digits = _group_digits(digits, _THOUSANDS_SEPARATOR)
     return sign + digits + ("." + fraction if fraction else "")
 
 
@@ -289,7 +300,7 @@ def _plain_log_ticks(axis) -> None:
     """En un eje logarítmico de pocas décadas, «0,1  1  10  100» en vez de potencias de diez.
 
     Solo para ejes que no pasan de 1000: más arriba, las potencias de diez se
-    leen mejor que «10.000» junto a un «3236» de la clase.
+    leen mejor que «10 000» junto a un «3236» de la clase.
     """
     axis.set_major_formatter(ticker.FuncFormatter(lambda value, _position: format_number(value)))
 
