@@ -7,7 +7,7 @@
 import { Cell } from "./cells.js";
 import { EditStore } from "./storage.js";
 import { PythonRuntime } from "./python.js";
-import { FILE_PAGE_MESSAGE, StatusPanel } from "./status.js";
+import { FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel } from "./status.js";
 import {
   autorunEnabled,
   deckBaseUrl,
@@ -93,7 +93,7 @@ class Deck {
         onRestart: () => this.runtime && this.runtime.restart(),
         onRestoreAll: () => this.restoreAll(),
       });
-      this.status.show("off", { message: isFilePage ? FILE_PAGE_MESSAGE : "" });
+      this.status.show("off", isFilePage ? { summary: FILE_PAGE_SUMMARY, detail: FILE_PAGE_MESSAGE } : {});
       this.status.setRestoreEnabled(false);
     }
     if (this.runtime) this.watchRuntime();

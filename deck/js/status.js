@@ -1,5 +1,9 @@
-// The Python status indicator: loading progress in megabytes, "Python listo",
-// or what failed with a retry button; plus the deck-wide controls.
+// The Python status indicator: a small chip in the bottom-left corner, inside
+// the band below the slides' content (the slide's bottom padding), so it never
+// covers slide text. It says "Cargando Python… 12/26 MB" with a progress bar,
+// then "Python listo"; pointing at it or tabbing to it shows the deck-wide
+// buttons and any details. A failed boot needs attention: the chip then opens
+// by itself with what failed and a retry button.
 
 const MB = 1e6;
 // What each boot step of the worker loads, to say what failed.
@@ -11,11 +15,12 @@ const STEP_LABELS = {
   wheel: "el paquete dpdeck (wheels/)",
   warmup: "la preparación de Python",
 };
-const COMPACT_AFTER_MS = 4000;
 
 function formatMegabytes(bytes) {
   return (bytes / MB).toLocaleString("es-ES", { maximumFractionDigits: 0 });
 }
+
+export const FILE_PAGE_SUMMARY = "Python no disponible: abre las diapositivas desde un servidor";
 
 export const FILE_PAGE_MESSAGE =
   "Python necesita que las diapositivas se sirvan desde un servidor web; abiertas como " +
@@ -29,8 +34,12 @@ export class StatusPanel {
     panel.className = "python-status";
     panel.setAttribute("role", "status");
     panel.setAttribute("aria-live", "polite");
+    // Focusable, so the keyboard reaches the buttons that a compact chip hides.
+    panel.tabIndex = 0;
     this.text = document.createElement("span");
     this.text.className = "python-status-text";
+    this.detail = document.createElement("span");
+    this.detail.className = "python-status-detail";
     this.bar = document.createElement("progress");
     this.bar.className = "python-status-bar";
     this.bar.max = 1;
@@ -48,11 +57,10 @@ export class StatusPanel {
       "Devolver todas las celdas a su código original (cada una se puede deshacer con Ctrl+Z)",
       onRestoreAll,
     );
-    panel.append(this.bar, this.text, this.retryButton, this.restartButton, this.restoreButton);
+    panel.append(this.bar, this.text, this.detail, this.retryButton, this.restartButton, this.restoreButton);
     // Clicks and keys on the panel are not slide navigation.
     panel.addEventListener("keydown", (event) => event.stopPropagation());
     this.panel = panel;
-    this.compactTimer = null;
     document.body.appendChild(panel);
   }
 
@@ -67,36 +75,40 @@ export class StatusPanel {
     return element;
   }
 
-  show(state, { progress, failure, message } = {}) {
+  /**
+   * state: off | loading | ready | error. For "off", `summary` (one short line)
+   * and `detail` (shown when the chip opens) say why Python is not there.
+   */
+  show(state, { progress, failure, summary = "", detail: extra = "" } = {}) {
     const panel = this.panel;
     panel.dataset.state = state;
-    // Once Python is ready the panel shrinks to a small label, out of the
-    // slides' way; pointing at it or tabbing to it shows its buttons again.
-    clearTimeout(this.compactTimer);
-    panel.toggleAttribute("data-compact", false);
-    if (state === "ready") {
-      this.compactTimer = setTimeout(() => panel.toggleAttribute("data-compact", true), COMPACT_AFTER_MS);
-    }
+    panel.toggleAttribute("data-attention", state === "error");
     this.retryButton.hidden = state !== "error";
     this.restartButton.hidden = state !== "ready";
     this.bar.hidden = state !== "loading";
+    let text = "";
+    let detail = "";
     if (state === "loading") {
       const loaded = progress ? progress.loaded : 0;
       const total = progress ? Math.max(progress.total, loaded) : 0;
       this.bar.value = total ? loaded / total : 0;
-      this.text.textContent = total
-        ? `Cargando Python… ${formatMegabytes(loaded)}/${formatMegabytes(total)} MB`
-        : "Cargando Python…";
-      if (progress && progress.step === "warmup") this.text.textContent = "Preparando Python…";
+      text = total ? `Cargando Python… ${formatMegabytes(loaded)}/${formatMegabytes(total)} MB` : "Cargando Python…";
+      if (progress && progress.step === "warmup") text = "Preparando Python…";
     } else if (state === "ready") {
-      this.text.textContent = "Python listo";
+      text = "Python listo";
     } else if (state === "error") {
       const what = failure && STEP_LABELS[failure.step] ? `: falló ${STEP_LABELS[failure.step]}` : "";
-      this.text.textContent = `No se pudo cargar Python${what}. ${failure ? failure.message : ""}`;
+      text = `No se pudo cargar Python${what}.`;
+      detail = failure ? failure.message : "";
     } else {
-      this.text.textContent = message || "";
+      text = summary;
+      detail = extra;
     }
-    panel.hidden = state === "off" && !message;
+    this.text.textContent = text;
+    this.detail.textContent = detail;
+    this.detail.hidden = !detail;
+    panel.title = detail && state !== "error" ? detail : "";
+    panel.hidden = state === "off" && !summary;
   }
 
   setRestoreEnabled(enabled) {

@@ -755,6 +755,9 @@ def test_opened_as_a_file_the_page_says_how_to_serve_it(browser, cells_dist):
     try:
         page.wait_for_selector("html[data-cells=ready]")
         assert page.get_attribute("html", "data-python") == "off"
+        # A one-line chip; focusing it (Tab reaches it) opens the instructions.
+        assert page.inner_text(".python-status").strip() == "Python no disponible: abre las diapositivas desde un servidor"
+        page.focus(".python-status")
         message = page.inner_text(".python-status")
         assert "python3 build.py serve" in message and "python3 -m http.server" in message
         assert "hola" in output_text(page, "saludo")

@@ -1,0 +1,251 @@
+"""What the page draws over the slides never covers them, and none of it is printed.
+
+Against the built dist/ (the whole lecture) in headless Chromium at 1280×720:
+
+* on every slide, with every fragment shown, no piece of slide content (each
+  line of text, each figure) meets the page's own chrome: the Python status
+  chip, reveal's arrows, the slide number and the progress bar; nor do those
+  meet each other. Checked while Python is loading (the download is held
+  half-way) and once it is ready. A strip of the bottom of every slide in both
+  states is saved under test-artifacts/chrome/;
+* ``?print-pdf`` lays out one page per slide with every pre-computed output and
+  figure and no status chip or buttons, and Chromium's PDF of it has exactly
+  that many pages, of reveal's page size, with the figures in it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from cellpages import BOOT_TIMEOUT_MS
+
+VIEWPORT = {"width": 1280, "height": 720}
+STRIP_HEIGHT = 110  # px of the bottom of the window kept per slide
+
+# Every line of text (its glyph boxes, not its block's) and every figure on the
+# slide, in window pixels.
+CONTENT_BOXES = """
+(index) => {
+  const slide = Reveal.getSlides()[index];
+  const shown = (element) => {
+    for (let e = element; e && e !== slide.parentElement; e = e.parentElement) {
+      const style = getComputedStyle(e);
+      if (style.display === 'none' || style.visibility === 'hidden' || Number(style.opacity) === 0) return false;
+    }
+    return true;
+  };
+  const name = (element) => element.tagName.toLowerCase()
+    + (typeof element.className === 'string' && element.className.trim()
+       ? '.' + element.className.trim().split(/\\s+/).slice(0, 2).join('.') : '');
+  const boxes = [];
+  const add = (what, rect) => {
+    if (rect.width > 0 && rect.height > 0) boxes.push({what, box: [rect.left, rect.top, rect.right, rect.bottom]});
+  };
+  const walker = document.createTreeWalker(slide, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.textContent.trim();
+    if (!text) continue;
+    const parent = node.parentElement;
+    // Speaker notes stay off the slide; KaTeX's MathML copy is for screen readers only.
+    if (parent.closest('aside.notes, .katex-mathml') || !shown(parent)) continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    for (const rect of range.getClientRects()) add(`${name(parent)} «${text.slice(0, 40)}»`, rect);
+  }
+  for (const element of slide.querySelectorAll('img, svg, canvas, video')) {
+    if (element.parentElement.closest('svg') || !shown(element)) continue;
+    add(name(element) + (element.getAttribute('src') ? ` ${element.getAttribute('src')}` : ''),
+        element.getBoundingClientRect());
+  }
+  return boxes;
+}
+"""
+
+# The page's chrome as it is drawn now (whatever is hidden or transparent is left out).
+CHROME_BOXES = """
+() => {
+  const boxes = [];
+  const add = (what, element) => {
+    if (!element) return;
+    const style = getComputedStyle(element);
+    if (style.display === 'none' || style.visibility === 'hidden' || Number(style.opacity) === 0) return;
+    const rect = element.getBoundingClientRect();
+    if (rect.width > 0 && rect.height > 0) boxes.push({what, box: [rect.left, rect.top, rect.right, rect.bottom]});
+  };
+  add('estado de Python', document.querySelector('.python-status'));
+  for (const arrow of document.querySelectorAll('.reveal .controls button')) {
+    if (getComputedStyle(arrow.parentElement).display === 'none') continue;
+    add('flecha ' + (arrow.className.match(/navigate-\\w+/) || ['?'])[0], arrow);
+  }
+  add('número de diapositiva', document.querySelector('.reveal .slide-number'));
+  add('barra de progreso', document.querySelector('.reveal .progress'));
+  return boxes;
+}
+"""
+
+
+def overlap(first, second) -> bool:
+    """Whether two [left, top, right, bottom] boxes share more than half a pixel each way."""
+    across = min(first[2], second[2]) - max(first[0], second[0])
+    down = min(first[3], second[3]) - max(first[1], second[1])
+    return across > 0.5 and down > 0.5
+
+
+def go_to(page, index: int, fragments: int) -> None:
+    page.evaluate("([h, f]) => f > 0 ? Reveal.slide(h, 0, f - 1) : Reveal.slide(h, 0)", [index, fragments])
+    page.wait_for_function("h => Reveal.getIndices().h === h", arg=index)
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
+def collisions_on_every_slide(page, state: str, strips) -> tuple[dict, float, list]:
+    """Walks the deck; returns {slide: [what meets what]}, the smallest room (px)
+    between content and the chrome below it, and the chrome seen on the last slide."""
+    slides = page.evaluate("() => Reveal.getSlides().map((s) => s.querySelectorAll('.fragment').length)")
+    problems, smallest_gap, chrome = {}, float("inf"), []
+    for index, fragments in enumerate(slides):
+        go_to(page, index, fragments)
+        chrome = page.evaluate(CHROME_BOXES)
+        content = page.evaluate(CONTENT_BOXES, index)
+        found = [f"{piece['what']} bajo {part['what']}"
+                 for part in chrome for piece in content if overlap(part["box"], piece["box"])]
+        found += [f"{first['what']} sobre {second['what']}"
+                  for number, first in enumerate(chrome) for second in chrome[number + 1:]
+                  if overlap(first["box"], second["box"])]
+        if found:
+            problems[index + 1] = found[:6]
+        # Room between a piece of content and the chrome right below it.
+        for part in chrome:
+            for piece in content:
+                beside = min(part["box"][2], piece["box"][2]) - max(part["box"][0], piece["box"][0]) <= 0.5
+                if not beside and piece["box"][1] < part["box"][1]:
+                    smallest_gap = min(smallest_gap, part["box"][1] - piece["box"][3])
+        page.screenshot(path=str(strips / f"{state}-{index + 1:02d}.png"),
+                        clip={"x": 0, "y": VIEWPORT["height"] - STRIP_HEIGHT,
+                              "width": VIEWPORT["width"], "height": STRIP_HEIGHT})
+    return problems, smallest_gap, chrome
+
+
+@pytest.fixture(scope="module")
+def strips(artifacts_dir):
+    folder = artifacts_dir / "chrome"
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.png"):
+        old.unlink()
+    return folder
+
+
+def test_the_chrome_never_covers_slide_content_loading_or_ready(browser, deck_url, strips):
+    context = browser.new_context(viewport=VIEWPORT)
+    held = []
+    # Hold Python's download half-way: the status chip stays in its loading state.
+    context.route("**/pyodide/pyodide.asm.wasm", lambda route: held.append(route))
+    try:
+        page = context.new_page()
+        page.goto(deck_url + "index.html?autorun=0")
+        page.wait_for_function("() => window.Reveal && Reveal.isReady()")
+        page.wait_for_selector("html[data-cells=ready]", timeout=30_000)
+        page.evaluate("() => Reveal.configure({transition: 'none', backgroundTransition: 'none'})")
+        page.wait_for_function("() => /MB/.test(document.querySelector('.python-status').textContent)")
+        assert page.get_attribute("html", "data-python") == "loading"
+        loading, loading_gap, loading_chrome = collisions_on_every_slide(page, "cargando", strips)
+        assert "Cargando Python" in page.inner_text(".python-status")
+
+        assert held, "la descarga de pyodide.asm.wasm no pasó por la ruta retenida"
+        for route in held:
+            route.continue_()
+        page.wait_for_selector("html[data-python=ready]", timeout=BOOT_TIMEOUT_MS)
+        page.mouse.move(VIEWPORT["width"] / 2, VIEWPORT["height"] / 3)  # not over the chip
+        ready, ready_gap, ready_chrome = collisions_on_every_slide(page, "listo", strips)
+        assert page.inner_text(".python-status").strip() == "Python listo"
+    finally:
+        context.close()
+    print(f"\nfranjas inferiores de cada diapositiva: {strips}")
+    print(f"menor distancia entre el contenido y lo que hay debajo: cargando {loading_gap:.0f} px, "
+          f"listo {ready_gap:.0f} px")
+    # The check can fail: each state really drew its chip, both arrows and the slide number.
+    for chrome in (loading_chrome, ready_chrome):
+        drawn = {part["what"] for part in chrome}
+        assert {"estado de Python", "número de diapositiva", "flecha navigate-left"} <= drawn, drawn
+    assert loading == {}
+    assert ready == {}
+
+
+# ------------------------------------------------------------------ ?print-pdf
+
+PRINT_LAYOUT = """
+() => {
+  const shown = (element) => {
+    const style = getComputedStyle(element);
+    const box = element.getBoundingClientRect();
+    return style.display !== 'none' && style.visibility !== 'hidden' && box.width > 0 && box.height > 0;
+  };
+  const cells = Array.from(document.querySelectorAll('.cell[data-cell-id]'));
+  const figures = Array.from(document.querySelectorAll('.cell-output img.out-figure'));
+  const sheet = Array.from(document.styleSheets).flatMap((s) => {
+    try { return Array.from(s.cssRules).map((rule) => rule.cssText); } catch { return []; }
+  }).find((text) => text.startsWith('@page')) || '';
+  return {
+    pages: document.querySelectorAll('.pdf-page').length,
+    slides: Reveal.getTotalSlides(),
+    pageRule: sheet,
+    cells: cells.length,
+    declaredFigures: cells.reduce((sum, cell) => sum + Number(cell.dataset.figures || 0), 0),
+    withoutOutput: cells.filter((cell) => {
+      const output = cell.querySelector('.cell-output');
+      return !output || output.dataset.origin !== 'prerendered' || !output.children.length || !shown(output);
+    }).map((cell) => cell.dataset.cellId),
+    figures: figures.length,
+    figureSources: Array.from(new Set(figures.map((img) => img.getAttribute('src')))),
+    notLoaded: figures.filter((img) => !(img.complete && img.naturalWidth > 0) || !shown(img))
+      .map((img) => img.getAttribute('src')),
+    statusChips: document.querySelectorAll('.python-status').length,
+    buttonsShown: Array.from(document.querySelectorAll('button')).filter(shown).map((b) => b.className),
+    python: document.documentElement.dataset.python,
+  };
+}
+"""
+
+
+def test_print_pdf_has_every_slide_output_and_figure_and_no_chrome(browser, deck_url, artifacts_dir):
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        page.goto(deck_url + "index.html?print-pdf")
+        page.wait_for_function("() => window.Reveal && Reveal.isReady()")
+        page.wait_for_function("() => document.querySelectorAll('.pdf-page').length > 0")
+        page.wait_for_function(
+            "() => Array.from(document.querySelectorAll('img')).every((img) => img.complete)", timeout=30_000)
+        layout = page.evaluate(PRINT_LAYOUT)
+        pdf = page.pdf(prefer_css_page_size=True, print_background=True)
+    finally:
+        context.close()
+    path = artifacts_dir / "diapositivas.pdf"
+    path.write_bytes(pdf)
+    print(f"\nPDF de ?print-pdf: {path} ({len(pdf) / 1e6:.1f} MB)")
+
+    # reveal: one page per slide (answers shown on the same page), each the slide plus its margin.
+    assert layout["slides"] >= 50
+    assert layout["pages"] == layout["slides"]
+    match = re.fullmatch(r"@page \{ size: (\d+)px (\d+)px; margin: 0px; \}", layout["pageRule"])
+    assert match, layout["pageRule"]
+    page_px = (int(match[1]), int(match[2]))
+    assert page_px == (int(1280 * 1.03), int(720 * 1.03))
+
+    # Every cell shows its pre-computed output and figures; nothing interactive is printed.
+    assert layout["python"] == "off"
+    assert layout["cells"] >= 30 and layout["withoutOutput"] == []
+    assert layout["figures"] == layout["declaredFigures"] >= 13
+    assert layout["notLoaded"] == []
+    assert layout["statusChips"] == 0
+    assert layout["buttonsShown"] == []
+
+    # The PDF itself: that many pages, of that size (CSS px are 3/4 pt), with the figures as images.
+    pages = re.findall(rb"/Type\s*/Page\b(?!s)", pdf)
+    assert len(pages) == layout["pages"]
+    sizes = {tuple(float(v) for v in box.split()[2:]) for box in re.findall(rb"/MediaBox\s*\[([^\]]*)\]", pdf)}
+    assert len(sizes) == 1
+    (width_pt, height_pt), = sizes
+    assert abs(width_pt / 0.75 - page_px[0]) < 2 and abs(height_pt / 0.75 - page_px[1]) < 2, sizes
+    assert len(re.findall(rb"/Subtype\s*/Image", pdf)) >= len(layout["figureSources"])
