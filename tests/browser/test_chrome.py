@@ -200,6 +200,13 @@ PRINT_LAYOUT = """
     figureSources: Array.from(new Set(figures.map((img) => img.getAttribute('src')))),
     notLoaded: figures.filter((img) => !(img.complete && img.naturalWidth > 0) || !shown(img))
       .map((img) => img.getAttribute('src')),
+    // Each page's number: how far its box is from the page's bottom-right corner.
+    numbers: Array.from(document.querySelectorAll('.pdf-page')).map((pdfPage) => {
+      const number = pdfPage.querySelector('.slide-number-pdf');
+      if (!number) return null;
+      const page = pdfPage.getBoundingClientRect(), box = number.getBoundingClientRect();
+      return {text: number.textContent.trim(), right: page.right - box.right, bottom: page.bottom - box.bottom};
+    }),
     statusChips: document.querySelectorAll('.python-status').length,
     buttonsShown: Array.from(document.querySelectorAll('button')).filter(shown).map((b) => b.className),
     python: document.documentElement.dataset.python,
@@ -239,6 +246,10 @@ def test_print_pdf_has_every_slide_output_and_figure_and_no_chrome(browser, deck
     assert layout["figures"] == layout["declaredFigures"] >= 13
     assert layout["notLoaded"] == []
     assert layout["statusChips"] == 0
+    # Every page carries its slide number, in the corner (no arrows to make room for in print).
+    numbers = layout["numbers"]
+    assert [number and number["text"] for number in numbers] == [str(n) for n in range(1, len(numbers) + 1)]
+    assert max(max(number["right"], number["bottom"]) for number in numbers) <= 40, numbers[:3]
     assert layout["buttonsShown"] == []
 
     # The PDF itself: that many pages, of that size (CSS px are 3/4 pt), with the figures as images.
