@@ -20,7 +20,7 @@ function formatMegabytes(bytes) {
   return (bytes / MB).toLocaleString("es-ES", { maximumFractionDigits: 0 });
 }
 
-export const FILE_PAGE_SUMMARY = "Python no disponible: abre las diapositivas desde un servidor";
+export const FILE_PAGE_SUMMARY = "Sin Python: ábrelas desde un servidor («python3 build.py serve»)";
 
 export const FILE_PAGE_MESSAGE =
   "Python necesita que las diapositivas se sirvan desde un servidor web; abiertas como " +

@@ -756,10 +756,11 @@ def test_opened_as_a_file_the_page_says_how_to_serve_it(browser, cells_dist):
         page.wait_for_selector("html[data-cells=ready]")
         assert page.get_attribute("html", "data-python") == "off"
         # A one-line chip; focusing it (Tab reaches it) opens the instructions.
-        assert page.inner_text(".python-status").strip() == "Python no disponible: abre las diapositivas desde un servidor"
+        chip = page.inner_text(".python-status").strip()
+        assert chip == "Sin Python: ábrelas desde un servidor («python3 build.py serve»)"
         page.focus(".python-status")
         message = page.inner_text(".python-status")
-        assert "python3 build.py serve" in message and "python3 -m http.server" in message
+        assert "python3 -m http.server" in message and "http.server" not in chip
         assert "hola" in output_text(page, "saludo")
         page.click(f"{cell_selector('saludo')} [data-action=run]")
         assert "servidor" in output_text(page, "saludo")
