@@ -15,9 +15,11 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import importlib
 import io
 import linecache
 import os
+import pkgutil
 import struct
 import sys
 import traceback
@@ -83,6 +85,22 @@ FIGURE_DPI = 120
 # Python collapses runs of identical frames the same way ("[Previous line repeated…]").
 REPEATED_FRAME_LIMIT = 3
 
+# Modules whose globals a cell could change for every later cell
+# (`np.exp = …`, `builtins.print = None`, `dpdeck.mechanisms.laplace_scale = …`):
+# their globals are saved before each cell and put back after it, together
+# with every module of the dpdeck package.
+GUARDED_MODULES = (
+    "builtins",
+    "math",
+    "numpy",
+    "numpy.random",
+    "numpy.linalg",
+    "matplotlib",
+    "matplotlib.pyplot",
+)
+GUARDED_PACKAGE = "dpdeck"
+GUARDED_SYS_ATTRIBUTES = ("stdout", "stderr", "stdin", "excepthook", "displayhook", "unraisablehook")
+
 
 def run_cell(
     source: str,
@@ -96,7 +114,9 @@ def run_cell(
 
     El código corre en un módulo `__main__` nuevo (nada pasa de una celda a
     otra), con matplotlib en el backend Agg y la configuración de matplotlib
-    restaurada al terminar.
+    restaurada al terminar. Lo que la celda cambie en los módulos compartidos
+    (builtins, math, numpy, matplotlib, dpdeck; `np.exp = …`) se deshace al
+    terminar, para que una celda no pueda estropear las demás.
 
     Devuelve `{"status": "done" | "error" | "stopped", "outputs": [...]}`, cada
     salida un diccionario simple: `stream` (stdout/stderr, recortado a
@@ -118,6 +138,7 @@ def run_cell(
         collector.add(_format_syntax_error(error, source))
         return collector.result("error")
 
+    guarded_modules = _guarded_modules()
     _force_agg_backend()
     _close_all_pyplot_figures()
     namespace_module = types.ModuleType("__main__")
@@ -137,22 +158,30 @@ def run_cell(
                 stack.enter_context(rc_context)
             stack.enter_context(_numpy_settings())
             stack.callback(sys.setrecursionlimit, sys.getrecursionlimit())
+            # Taken last, so what it puts back is the state the cell started in.
+            module_state = _ModuleState.save(guarded_modules)
             sys.modules["__main__"] = namespace_module
+            raised = None
             try:
                 exec(body_code, namespace)
                 if last_code is not None:
                     value = eval(last_code, namespace)
-            except KeyboardInterrupt as error:
-                status = "stopped"
-                error_output = _format_stop(error, filename)
             except BaseException as error:  # the student's code may raise anything
-                status = "error"
-                error_output = _format_exception(error, filename, lines)
+                raised = error
             finally:
+                # Before any of this module's code runs again (formatting the
+                # error included): it must not see the cell's `builtins.len = …`.
+                module_state.restore()
                 if saved_main is not None:
                     sys.modules["__main__"] = saved_main
                 else:
                     sys.modules.pop("__main__", None)
+            if isinstance(raised, KeyboardInterrupt):
+                status = "stopped"
+                error_output = _format_stop(raised, filename)
+            elif raised is not None:
+                status = "error"
+                error_output = _format_exception(raised, filename, lines)
             # Inside the rc context so figures render with the cell's own settings.
             if status == "done" and value is not None:
                 value_output = _format_value(value, max_output_chars)
@@ -167,6 +196,108 @@ def run_cell(
     if error_output is not None:
         collector.add(error_output)
     return collector.result(status)
+
+
+# --------------------------------------------------------------------------- module state
+
+
+_MISSING = object()
+
+
+class _ModuleState:
+    """Los globales de los módulos compartidos, guardados antes de una celda.
+
+    Cada celda tiene su propio espacio de nombres, pero los módulos son del
+    proceso: `np.exp = lambda x: 0` o `builtins.print = None` cambiarían todas
+    las celdas siguientes. `save()` copia (superficialmente) `vars(módulo)` de
+    GUARDED_MODULES y de cada módulo de dpdeck cargado, las entradas de esos
+    módulos en `sys.modules` y los ganchos de `sys` (GUARDED_SYS_ATTRIBUTES);
+    `restore()` devuelve cada nombre cambiado o borrado a su valor y quita los
+    nombres nuevos (salvo submódulos importados, que no cambian nada).
+    """
+
+    def __init__(self, modules, entries, hooks):
+        self.modules = modules
+        self.entries = entries
+        self.hooks = hooks
+
+    @classmethod
+    def save(cls, guarded_modules: list[types.ModuleType]) -> "_ModuleState":
+        modules = [(module, dict(module.__dict__)) for module in guarded_modules]
+        entries = {module.__name__: module for module, _ in modules}
+        hooks = [(name, getattr(sys, name)) for name in GUARDED_SYS_ATTRIBUTES if hasattr(sys, name)]
+        return cls(modules, entries, hooks)
+
+    def restore(self) -> None:
+        # A Stop pressed just as the cell ends must not leave half the modules
+        # as the cell left them: start again (the interrupt is taken once).
+        while True:
+            try:
+                self._restore()
+                return
+            except KeyboardInterrupt:
+                continue
+
+    def _restore(self) -> None:
+        # builtins first and with dict methods only: until it is back, any
+        # builtin this code named could be the cell's replacement.
+        builtins_globals = builtins.__dict__
+        for module, saved in self.modules:
+            if module is builtins:
+                added = [name for name in builtins_globals if name not in saved]
+                for name in added:
+                    del builtins_globals[name]
+                builtins_globals.update(saved)
+        for module, saved in self.modules:
+            if module is builtins:
+                continue
+            current = module.__dict__
+            for name in current.keys() - saved.keys():
+                if not _is_submodule(module, name, current[name]):
+                    del current[name]
+            # Writing back the unchanged names too is cheaper than comparing them.
+            current.update(saved)
+        for name, module in self.entries.items():
+            if sys.modules.get(name) is not module:
+                sys.modules[name] = module
+        for name, value in self.hooks:
+            if getattr(sys, name, _MISSING) is not value:
+                setattr(sys, name, value)
+
+
+def _is_submodule(package: types.ModuleType, name: str, value: object) -> bool:
+    """`numpy.testing` bound on numpy by `import numpy.testing`: part of importing, not a change."""
+    return isinstance(value, types.ModuleType) and sys.modules.get(f"{package.__name__}.{name}") is value
+
+
+_guarded: list[types.ModuleType] = []
+
+
+def _guarded_modules() -> list[types.ModuleType]:
+    """Los módulos que una celda no puede cambiar para las demás (importados una vez).
+
+    Se importan aquí, antes de la primera celda, y no dentro de ella: de un
+    módulo que se cargara por primera vez dentro de una celda no habría un
+    estado original que devolver.
+    """
+    if not _guarded:
+        names = list(GUARDED_MODULES)
+        package = importlib.import_module(GUARDED_PACKAGE)
+        names.append(GUARDED_PACKAGE)
+        # Every module of the package, loaded now (cheap: `dpdeck.figures` needs
+        # matplotlib, which the deck's cells load anyway).
+        names.extend(f"{GUARDED_PACKAGE}.{info.name}" for info in pkgutil.iter_modules(package.__path__)
+                     if not info.name.startswith("__"))
+        for name in names:
+            try:
+                _guarded.append(importlib.import_module(name))
+            except ImportError:
+                continue
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is not None:
+            # Resolved now, so the backend pyplot picks is part of the saved state.
+            pyplot.switch_backend("Agg")
+    return _guarded
 
 
 # --------------------------------------------------------------------------- compile

@@ -584,6 +584,25 @@ def test_shadowing_np_never_reaches_another_cell(live_page):
     assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
 
 
+def test_changing_shared_modules_never_reaches_another_cell(live_page):
+    page = live_page
+    source = (
+        "import builtins, numpy as np\nfrom dpdeck import mechanisms\n"
+        "np.exp = lambda x: 0\nmechanisms.laplace_scale = lambda **kw: 99\n"
+        "builtins.len = lambda x: 0\nbuiltins.print = None"
+    )
+    status, _ = run_bad_input(page, source)
+    assert status == "done"
+    set_source(page, "doble-b", (
+        "import numpy as np\nfrom dpdeck import mechanisms\n"
+        "print(len([1, 2, 3]), float(np.exp(0.0)), mechanisms.laplace_scale(sensitivity=1, epsilon=0.5))"
+    ))
+    assert run_and_wait(page, "doble-b") == "done"
+    assert output_text(page, "doble-b").strip() == "3 1.0 2.0"
+    page.click(f"{cell_selector('doble-b')} [data-action=reset]")
+    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+
+
 def test_two_hundred_figures_show_the_first_twenty(live_page):
     page = live_page
     source = "import matplotlib.pyplot as plt\nfor i in range(200):\n    plt.figure(figsize=(1, 1))\n    plt.plot([0, i])"

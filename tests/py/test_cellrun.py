@@ -362,3 +362,87 @@ def test_cellrun_does_not_import_browser_modules():
     text = open(cellrun.__file__, encoding="utf-8").read()
     assert "import js" not in text and "import pyodide" not in text
     assert "from js" not in text and "from pyodide" not in text
+
+
+# ------------------------------------------------- one cell cannot break another
+
+
+def stdout_of(result):
+    return "".join(o["text"] for o in outputs_of(result, "stream") if o["name"] == "stdout")
+
+
+def test_replacing_a_builtin_does_not_reach_the_next_cell():
+    import builtins
+
+    original_print, original_len = builtins.print, builtins.len
+    assert run("import builtins\nbuiltins.print = None")["status"] == "done"
+    assert builtins.print is original_print
+    assert run("print('hola')")["outputs"] == [{"type": "stream", "name": "stdout", "text": "hola\n"}]
+    # Even inside the same cell, the error after the change is formatted in Spanish.
+    broken = run("import builtins\nbuiltins.len = lambda x: 0\n1/0")
+    assert builtins.len is original_len
+    (error,) = outputs_of(broken, "error")
+    assert error["traceback"].startswith("Error en la línea 3: división por cero.")
+    assert run("len([1, 2, 3])")["outputs"] == [{"type": "value", "text": "3"}]
+
+
+def test_a_builtin_reached_through_another_object_is_restored_too():
+    import builtins
+
+    run("print.__self__.sum = lambda values: -1\nbuiltins_module = print.__self__\nbuiltins_module.nuevo = 1")
+    assert run("sum([1, 2])")["outputs"] == [{"type": "value", "text": "3"}]
+    assert not hasattr(builtins, "nuevo")
+
+
+@pytest.mark.parametrize(
+    "patch, check, expected",
+    [
+        ("import numpy as np\nnp.exp = lambda x: 0", "import numpy as np\nfloat(np.exp(0.0))", "1.0"),
+        ("import numpy as np\nnp.random.default_rng = None",
+         "import numpy as np\nint(np.random.default_rng(0).integers(10))", None),
+        ("import numpy as np\nnp.linalg.norm = lambda x: 0", "import numpy as np\nfloat(np.linalg.norm([3, 4]))", "5.0"),
+        ("import math\nmath.sqrt = lambda x: 0", "import math\nmath.sqrt(16)", "4.0"),
+        ("import matplotlib.pyplot as plt\nplt.figure = None",
+         "import matplotlib.pyplot as plt\nplt.figure(figsize=(1, 1)) is not None", "True"),
+        ("from dpdeck import mechanisms\nmechanisms.laplace_scale = lambda **kw: 99",
+         "from dpdeck import mechanisms\nmechanisms.laplace_scale(sensitivity=1, epsilon=0.5)", "2.0"),
+    ],
+)
+def test_changing_a_shared_module_does_not_reach_the_next_cell(patch, check, expected):
+    assert run(patch)["status"] == "done"
+    result = run(check)
+    assert result["status"] == "done", result
+    if expected is not None:
+        assert outputs_of(result, "value") == [{"type": "value", "text": expected}]
+
+
+def test_names_added_or_deleted_in_a_module_are_undone_but_submodules_stay():
+    import numpy as np
+
+    run("import numpy as np\nnp.mi_funcion = len\ndel np.mean\nimport numpy.testing")
+    assert not hasattr(np, "mi_funcion")
+    assert np.mean([1, 3]) == 2
+    assert run("import numpy.testing\nnumpy.testing.assert_equal(1, 1)")["status"] == "done"
+
+
+def test_a_module_removed_from_sys_modules_is_put_back():
+    import numpy
+
+    run("import sys\nsys.modules['numpy'] = None")
+    assert sys.modules["numpy"] is numpy
+    assert run("import numpy\nint(numpy.ones(2).sum())")["outputs"] == [{"type": "value", "text": "2"}]
+
+
+def test_sys_hooks_are_restored():
+    hooks = sys.excepthook, sys.displayhook, sys.stdout
+    run("import sys\nsys.excepthook = None\nsys.displayhook = print\nsys.stdout = None")
+    assert (sys.excepthook, sys.displayhook, sys.stdout) == hooks
+
+
+def test_a_stopped_cell_still_restores_the_modules():
+    import numpy as np
+
+    exp = np.exp
+    result = run("import numpy as np\nnp.exp = None\nraise KeyboardInterrupt")
+    assert result["status"] == "stopped"
+    assert np.exp is exp
