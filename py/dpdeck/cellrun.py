@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import errno
 import importlib
 import io
 import linecache
@@ -58,6 +59,13 @@ VALUE_CAP_NOTICE = "\n[Valor recortado: se muestran los primeros {limit} caracte
 FIGURE_CAP_NOTICE = (
     "[La celda creó {count} figuras; se muestran las primeras {limit}.]\n"
 )
+NETWORK_MESSAGE = (
+    "Bloqueado: una celda no puede conectarse a internet ni a otros servidores. "
+    "Las diapositivas funcionan sin conexión y solo cargan archivos de su propia "
+    "carpeta; los datos de la clase vienen con dpdeck (por ejemplo, "
+    "«from dpdeck.data import load_census»)."
+)
+TRACEBACK_CAP_NOTICE = "  [… se omitieron {count} líneas de la traza …]"
 
 # One Spanish sentence per common exception, so the first line of an error says
 # in plain words what went wrong before the (English) Python message.
@@ -84,6 +92,10 @@ ERROR_HINTS = {
 FIGURE_DPI = 120
 # Python collapses runs of identical frames the same way ("[Previous line repeated…]").
 REPEATED_FRAME_LIMIT = 3
+# A traceback longer than this (mutual recursion: f → g → f → …) keeps its
+# first and last lines; whatever the student needs is at one end or the other.
+TRACEBACK_MAX_LINES = 60
+TRACEBACK_MAX_CHARS = 6_000
 
 # Modules whose globals a cell could change for every later cell
 # (`np.exp = …`, `builtins.print = None`, `dpdeck.mechanisms.laplace_scale = …`):
@@ -156,6 +168,8 @@ def run_cell(
             rc_context = _matplotlib_rc_context()
             if rc_context is not None:
                 stack.enter_context(rc_context)
+                # The cell's own notice (FIGURE_CAP_NOTICE) says it in Spanish.
+                sys.modules["matplotlib"].rcParams["figure.max_open_warning"] = 0
             stack.enter_context(_numpy_settings())
             stack.callback(sys.setrecursionlimit, sys.getrecursionlimit())
             # Taken last, so what it puts back is the state the cell started in.
@@ -181,7 +195,7 @@ def run_cell(
                 error_output = _format_stop(raised, filename)
             elif raised is not None:
                 status = "error"
-                error_output = _format_exception(raised, filename, lines)
+                error_output = _format_exception(raised, filename, lines, max_output_chars)
             # Inside the rc context so figures render with the cell's own settings.
             if status == "done" and value is not None:
                 value_output = _format_value(value, max_output_chars)
@@ -502,13 +516,19 @@ def _numpy_settings():
 
     Son globales del proceso: una celda que llamara a np.set_printoptions
     cambiaría cómo imprimen sus arreglos todas las celdas siguientes.
+
+    Los errores de coma flotante (np.log(0), 1/0 en un arreglo) se ignoran,
+    como en el navegador: WebAssembly no tiene los indicadores de excepción de
+    coma flotante que numpy consulta, así que allí ni avisa ni puede lanzar
+    (np.seterr no tiene efecto). Con Python nativo la celda da la misma
+    salida que en las diapositivas: -inf o nan, sin RuntimeWarning.
     """
     try:
         import numpy
     except ImportError:
         yield
         return
-    with numpy.printoptions(), numpy.errstate():
+    with numpy.printoptions(), numpy.errstate(all="ignore"):
         yield
 
 
@@ -587,7 +607,8 @@ def _cell_frames(error: BaseException, filename: str):
     return cell_frames, last_frame
 
 
-def _format_exception(error: BaseException, filename: str, lines: list[str]) -> dict:
+def _format_exception(error: BaseException, filename: str, lines: list[str],
+                      max_chars: int = TRACEBACK_MAX_CHARS) -> dict:
     ename = type(error).__name__
     cell_frames, last_frame = _cell_frames(error, filename)
     error_line = cell_frames[-1].lineno if cell_frames else None
@@ -606,6 +627,9 @@ def _format_exception(error: BaseException, filename: str, lines: list[str]) -> 
     elif isinstance(error, RuntimeError) and str(error) == INPUT_MESSAGE:
         evalue = INPUT_MESSAGE
         header = f"Entrada por teclado no disponible {where}."
+    elif _is_network_error(error):
+        evalue = NETWORK_MESSAGE
+        header = f"Sin conexión {where}. {NETWORK_MESSAGE}"
     else:
         evalue = str(error)
         hint = _hint_for(error)
@@ -614,16 +638,62 @@ def _format_exception(error: BaseException, filename: str, lines: list[str]) -> 
     text_lines = [header]
     if cell_frames:
         text_lines.append("Traceback (la llamada más reciente al final):")
-        text_lines.extend(_format_frames(cell_frames, lines))
+        text_lines.extend(_cap_lines(_format_frames(cell_frames, lines)))
     if last_frame is not None and last_frame.filename != filename:
         text_lines.append(f"  (el error se produjo dentro de {_describe_frame(last_frame)})")
     text_lines.extend(traceback.format_exception_only(type(error), error)[-1:])
+    text = "\n".join(line.rstrip("\n") for line in text_lines)
     return {
         "type": "error",
         "ename": ename,
         "evalue": evalue,
-        "traceback": "\n".join(line.rstrip("\n") for line in text_lines),
+        "traceback": _cap_text(text, min(max_chars, TRACEBACK_MAX_CHARS)),
     }
+
+
+def _cap_lines(lines: list[str], limit: int = TRACEBACK_MAX_LINES) -> list[str]:
+    """Las primeras y las últimas líneas de una traza larga, con un aviso en medio."""
+    if len(lines) <= limit:
+        return lines
+    head = limit // 2
+    tail = limit - head
+    notice = TRACEBACK_CAP_NOTICE.format(count=_thousands(len(lines) - head - tail))
+    return lines[:head] + [notice] + lines[-tail:]
+
+
+def _cap_text(text: str, limit: int) -> str:
+    """El principio y el final de un texto de error más largo que `limit` caracteres."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = limit - head
+    omitted = len(text) - head - tail
+    notice = f"\n[… se omitieron {_thousands(omitted)} caracteres del error …]\n"
+    return text[:head] + notice + text[-tail:]
+
+
+# Where Python's own networking lives: an OSError raised in there is a connection attempt.
+_NETWORK_SOURCES = ("socket.py", "ssl.py", "urllib/", "http/")
+
+
+def _is_network_error(error: BaseException) -> bool:
+    """Un intento de conexión: en el navegador, «[Errno 26] Operation in progress»."""
+    urllib_error = sys.modules.get("urllib.error")
+    if urllib_error is not None and isinstance(error, urllib_error.URLError):
+        return True
+    if not isinstance(error, OSError):
+        return False
+    socket = sys.modules.get("socket")
+    if isinstance(error, ConnectionError) or (socket is not None and isinstance(error, socket.gaierror)):
+        return True
+    # A socket's connect() in WebAssembly never completes: EINPROGRESS.
+    if isinstance(error, BlockingIOError) and error.errno == errno.EINPROGRESS:
+        return True
+    for frame in traceback.extract_tb(error.__traceback__):
+        path = frame.filename.replace("\\", "/")
+        if any(path.endswith(source) or f"/{source}" in path for source in _NETWORK_SOURCES):
+            return True
+    return False
 
 
 def _format_stop(error: BaseException, filename: str) -> dict:
@@ -683,7 +753,9 @@ def _format_frames(frames, lines: list[str]) -> list[str]:
 
 
 def _format_repetition(repeats: int) -> str:
-    return f"  [La línea anterior se repitió {repeats - REPEATED_FRAME_LIMIT + 1} veces más]"
+    more = repeats - REPEATED_FRAME_LIMIT + 1
+    times = "vez" if more == 1 else "veces"
+    return f"  [La línea anterior se repitió {_thousands(more)} {times} más]"
 
 
 def _describe_frame(frame: traceback.FrameSummary) -> str:

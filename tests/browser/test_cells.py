@@ -546,6 +546,12 @@ def test_requests_to_other_servers_are_blocked(live_page):
     status, text = run_bad_input(page, source)
     assert status == "error"
     assert "Bloqueado: http://192.0.2.7/datos.csv no pertenece a este servidor" in text
+    # Python's own sockets (urllib) cannot connect in the browser: the same explanation.
+    source = "import urllib.request\nurllib.request.urlopen('http://192.0.2.7/')"
+    status, text = run_bad_input(page, source)
+    assert status == "error"
+    assert text.startswith("Sin conexión en la línea 2. Bloqueado:"), text
+    assert "sin conexión" in text and "Errno" in text.splitlines()[-1]
     assert not [url for url in page.requests if "192.0.2.7" in url]
     assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
 

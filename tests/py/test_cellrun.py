@@ -446,3 +446,85 @@ def test_a_stopped_cell_still_restores_the_modules():
     result = run("import numpy as np\nnp.exp = None\nraise KeyboardInterrupt")
     assert result["status"] == "stopped"
     assert np.exp is exp
+
+
+# ------------------------------------------------------------------ messages
+
+
+def test_repetition_notice_says_vez_or_veces():
+    from dpdeck.cellrun import REPEATED_FRAME_LIMIT
+
+    def frames_repeated(extra):
+        # f(n) makes n + 1 frames on one line; REPEATED_FRAME_LIMIT of them are shown.
+        calls = REPEATED_FRAME_LIMIT + extra - 1
+        return run(f"def f(n):\n    return f(n - 1) if n else 1 / 0\nf({calls})")
+
+    one = outputs_of(frames_repeated(1), "error")[0]["traceback"]
+    assert "[La línea anterior se repitió 1 vez más]" in one
+    many = outputs_of(frames_repeated(2), "error")[0]["traceback"]
+    assert "[La línea anterior se repitió 2 veces más]" in many
+    assert "1 veces" not in one
+
+
+def test_many_figures_give_only_the_spanish_notice():
+    result = run("import matplotlib.pyplot as plt\nfor i in range(25):\n    plt.figure(figsize=(1, 1))",
+                 max_figures=3)
+    stderr = "".join(o["text"] for o in outputs_of(result, "stream") if o["name"] == "stderr")
+    assert stderr == "[La celda creó 25 figuras; se muestran las primeras 3.]\n"
+    import matplotlib
+
+    assert matplotlib.rcParams["figure.max_open_warning"] == 20  # only the cell ignored it
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/datos.csv', timeout=5)",
+        "import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=5)",
+        # What a socket answers in WebAssembly, where connect() never completes.
+        "import errno\nraise BlockingIOError(errno.EINPROGRESS, 'Operation in progress')",
+    ],
+)
+def test_network_attempts_say_the_deck_is_offline(source):
+    result = run(source)
+    (error,) = outputs_of(result, "error")
+    assert error["traceback"].startswith("Sin conexión en la línea 2. Bloqueado:")
+    assert "sin conexión" in error["evalue"] and "propia carpeta" in error["evalue"]
+
+
+def test_other_os_errors_are_not_called_network_errors():
+    (error,) = outputs_of(run("open('/no/existe.csv')"), "error")
+    assert error["ename"] == "FileNotFoundError"
+    assert not error["traceback"].startswith("Sin conexión")
+
+
+def test_floating_point_errors_are_silent_as_in_the_browser():
+    # WebAssembly has no floating-point exception flags: numpy there never warns.
+    result = run("import numpy as np\nprint(np.log(0.0), np.array([0.0]) / 0)\nnp.log(0)")
+    assert result["status"] == "done"
+    assert [o["type"] for o in result["outputs"]] == ["stream", "value"]
+    assert stdout_of(result) == "-inf [nan]\n"
+    import numpy as np
+
+    assert np.geterr()["divide"] == "warn"
+
+
+def test_a_long_traceback_keeps_its_head_and_tail():
+    result = run("def f(n):\n    return g(n)\n\ndef g(n):\n    return f(n)\n\nf(0)")
+    (error,) = outputs_of(result, "error")
+    text = error["traceback"]
+    assert error["ename"] == "RecursionError"
+    assert len(text) < 6_000
+    lines = text.splitlines()
+    assert lines[0].startswith("Error en la línea")
+    assert "Línea 7\n    f(0)" in text
+    assert "se omitieron" in text
+    assert lines[-1].startswith("RecursionError: maximum recursion depth exceeded")
+
+
+def test_a_huge_error_message_is_capped():
+    result = run("raise ValueError('x' * 100_000)")
+    (error,) = outputs_of(result, "error")
+    assert len(error["traceback"]) < 7_000
+    assert error["traceback"].startswith("Error en la línea 1")
+    assert "se omitieron" in error["traceback"]
