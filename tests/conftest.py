@@ -50,15 +50,6 @@ def start_in_thread(server) -> str:
     return f"http://127.0.0.1:{server.server_address[1]}/"
 
 
-@pytest.fixture(scope="session")
-def deck_url(dist_dir):
-    """build.py's own server on dist/ (COOP/COEP headers: cross-origin isolated)."""
-    server = build.make_server(dist_dir, 0, isolated=True)
-    yield start_in_thread(server)
-    server.shutdown()
-    server.server_close()
-
-
 class QuietPlainHandler(http.server.SimpleHTTPRequestHandler):
     """The standard library's static server, unchanged but for its logging."""
 
@@ -67,14 +58,42 @@ class QuietPlainHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="session")
-def plain_url(dist_dir):
+def serve_folder():
+    """Factory: serve a built deck folder for the whole session; returns its URL.
+
+    `serve_folder(path)` uses build.py's own server (COOP/COEP headers: cross-origin
+    isolated); `serve_folder(path, plain=True)` a plain http.server started in the
+    folder's parent (no special headers), so the deck sits under a sub-path.
+    """
+    servers = []
+
+    def serve(folder: Path, *, plain: bool = False) -> str:
+        if plain:
+            handler = functools.partial(QuietPlainHandler, directory=str(folder.parent))
+            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            server.daemon_threads = True
+            servers.append(server)
+            return start_in_thread(server) + f"{folder.name}/"
+        server = build.make_server(folder, 0, isolated=True)
+        servers.append(server)
+        return start_in_thread(server)
+
+    yield serve
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def deck_url(dist_dir, serve_folder):
+    """build.py's own server on dist/ (COOP/COEP headers: cross-origin isolated)."""
+    return serve_folder(dist_dir)
+
+
+@pytest.fixture(scope="session")
+def plain_url(dist_dir, serve_folder):
     """dist/ under a sub-path of a plain http.server started in dist's parent (no special headers)."""
-    handler = functools.partial(QuietPlainHandler, directory=str(dist_dir.parent))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    yield start_in_thread(server) + f"{dist_dir.name}/"
-    server.shutdown()
-    server.server_close()
+    return serve_folder(dist_dir, plain=True)
 
 
 @pytest.fixture(scope="session")
@@ -99,28 +118,49 @@ def browser():
         instance.close()
 
 
+def open_recording_page(browser, url: str | None = None, *, viewport=(1280, 720), **context_options):
+    """A fresh context and page that record what the tests look at.
+
+    `page.requests`: every request URL (page and its workers);
+    `page.console_errors`: console errors and uncaught exceptions;
+    `page.warnings`: console warnings. Returns (context, page); the caller
+    closes the context.
+    """
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, **context_options)
+    page = context.new_page()
+    page.requests = []
+    page.console_errors = []
+    page.warnings = []
+    context.on("request", lambda request: page.requests.append(request.url))
+    page.on("console", lambda message: page.console_errors.append(message.text)
+            if message.type == "error" else None)
+    page.on("console", lambda message: page.warnings.append(message.text)
+            if message.type == "warning" else None)
+    page.on("pageerror", lambda error: page.console_errors.append(str(error)))
+    if url is not None:
+        page.goto(url)
+    return context, page
+
+
+@pytest.fixture(scope="session")
+def open_page(browser):
+    """Factory for fixtures wider than one test: open_page(url) → (context, page); see open_recording_page."""
+    return lambda url=None, **options: open_recording_page(browser, url, **options)
+
+
 @pytest.fixture
-def new_page(browser):
+def new_page(open_page):
     """Factory: a fresh context and page that record requests and console errors.
 
     `page.requests` lists every request URL (page and its workers);
     `page.console_errors` lists console errors and uncaught exceptions.
+    Every context is closed when the test ends.
     """
     contexts = []
 
     def make(url: str | None = None, *, viewport=(1280, 720), **context_options):
-        context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]},
-                                      **context_options)
+        context, page = open_page(url, viewport=viewport, **context_options)
         contexts.append(context)
-        page = context.new_page()
-        page.requests = []
-        page.console_errors = []
-        context.on("request", lambda request: page.requests.append(request.url))
-        page.on("console", lambda message: page.console_errors.append(message.text)
-                if message.type == "error" else None)
-        page.on("pageerror", lambda error: page.console_errors.append(str(error)))
-        if url is not None:
-            page.goto(url)
         return page
 
     yield make

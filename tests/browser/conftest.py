@@ -1,31 +1,18 @@
 """Fixtures for the live-cell browser tests: a small deck built from
 tests/browser/fixture_slides with build.py, served with and without
-cross-origin isolation, and pages where Python has already booted (one boot per
-module, since each costs several seconds)."""
+cross-origin isolation (tests/conftest.py's servers), and pages where Python has
+already booted (one boot per module, since each costs several seconds)."""
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from pathlib import Path
 
 import pytest
 
 import build
-from cellpages import open_recording_page, wait_until_ready
+from cellpages import wait_until_ready
 
 FIXTURE_SLIDES = Path(__file__).with_name("fixture_slides")
-
-
-def _serve(server) -> str:
-    threading.Thread(target=server.serve_forever, name="servidor-celdas", daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}/"
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):
-        pass
 
 
 @pytest.fixture(scope="session")
@@ -37,38 +24,30 @@ def cells_dist(dist_dir, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def cells_url(cells_dist):
+def cells_url(cells_dist, serve_folder):
     """The fixture deck on build.py's server (COOP/COEP: Stop interrupts)."""
-    server = build.make_server(cells_dist, 0, isolated=True)
-    yield _serve(server)
-    server.shutdown()
-    server.server_close()
+    return serve_folder(cells_dist)
 
 
 @pytest.fixture(scope="session")
-def cells_plain_url(cells_dist):
+def cells_plain_url(cells_dist, serve_folder):
     """The fixture deck under a sub-path of a plain http.server (no isolation: Stop restarts)."""
-    handler = functools.partial(_QuietHandler, directory=str(cells_dist.parent))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    yield _serve(server) + f"{cells_dist.name}/"
-    server.shutdown()
-    server.server_close()
+    return serve_folder(cells_dist, plain=True)
 
 
 @pytest.fixture(scope="module")
-def live_page(browser, cells_url):
+def live_page(open_page, cells_url):
     """One isolated page with Python ready, shared by a module's tests."""
-    context, page = open_recording_page(browser, cells_url)
+    context, page = open_page(cells_url)
     wait_until_ready(page)
     yield page
     context.close()
 
 
 @pytest.fixture(scope="module")
-def plain_live_page(browser, cells_plain_url):
+def plain_live_page(open_page, cells_plain_url):
     """One page without cross-origin isolation and with ?autorun=0, Python ready."""
-    context, page = open_recording_page(browser, cells_plain_url + "?autorun=0")
+    context, page = open_page(cells_plain_url + "?autorun=0")
     wait_until_ready(page)
     yield page
     context.close()

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from cellpages import open_recording_page, wait_until_ready
+from cellpages import wait_until_ready
 
 RUN_TIMEOUT_MS = 60_000
 SLIDE_OF = {"saludo": 0, "figura": 1, "editable": 2, "otra": 3, "pruebas": 4, "doble-a": 5, "doble-b": 5}
@@ -712,83 +712,70 @@ def test_restart_python_button_keeps_edits(plain_live_page):
 # ------------------------------------------------------------- fresh pages
 
 
-def test_edits_survive_a_reload_whatever_the_slide(browser, cells_url):
-    context, page = open_recording_page(browser, cells_url + "?autorun=0#/2")
-    try:
-        page.wait_for_selector("html[data-cells=ready]")
-        page.click(f"{cell_selector('editable')} .cm-content")
-        page.keyboard.press("Control+End")
-        page.keyboard.type("\nprint('guardado')")
-        edited = source_of(page, "editable")
-        # Straight away: leaving the page must save an edit still waiting for its save.
-        page.goto(cells_url + "#/4")
-        page.reload()
-        page.wait_for_selector("html[data-cells=ready]")
-        assert source_of(page, "editable") == edited
-        assert page.get_attribute(cell_selector("editable"), "data-edited") is not None
-        assert page.inner_text(f"{cell_selector('editable')} .cell-edited") == "editada"
-        # The pre-computed output belongs to the original code: shown as stale.
-        assert page.get_attribute(f"{cell_selector('editable')} .cell-output", "data-stale") is not None
-        assert source_of(page, "saludo") == original_of(page, "saludo")
-    finally:
-        context.close()
+def test_edits_survive_a_reload_whatever_the_slide(new_page, cells_url):
+    page = new_page(cells_url + "?autorun=0#/2")
+    page.wait_for_selector("html[data-cells=ready]")
+    page.click(f"{cell_selector('editable')} .cm-content")
+    page.keyboard.press("Control+End")
+    page.keyboard.type("\nprint('guardado')")
+    edited = source_of(page, "editable")
+    # Straight away: leaving the page must save an edit still waiting for its save.
+    page.goto(cells_url + "#/4")
+    page.reload()
+    page.wait_for_selector("html[data-cells=ready]")
+    assert source_of(page, "editable") == edited
+    assert page.get_attribute(cell_selector("editable"), "data-edited") is not None
+    assert page.inner_text(f"{cell_selector('editable')} .cell-edited") == "editada"
+    # The pre-computed output belongs to the original code: shown as stale.
+    assert page.get_attribute(f"{cell_selector('editable')} .cell-output", "data-stale") is not None
+    assert source_of(page, "saludo") == original_of(page, "saludo")
 
 
-def test_a_failed_boot_says_what_failed_and_retry_recovers(browser, cells_url):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    try:
-        context.route("**/pyodide/pyodide.asm.wasm", lambda route: route.abort())
-        page = context.new_page()
-        page.goto(cells_url + "?autorun=0")
-        page.wait_for_selector("html[data-python=error]", timeout=60_000)
-        message = page.inner_text(".python-status")
-        assert "No se pudo cargar Python: falló el intérprete de Python (pyodide/)" in message
-        assert page.is_visible(".python-status [data-action=retry]")
-        # The pre-computed output is still there; the slides still move.
-        assert "hola" in output_text(page, "saludo")
-        blur(page)
-        page.keyboard.press("ArrowRight")
-        page.wait_for_function("() => Reveal.getIndices().h === 1")
-        context.unroute("**/pyodide/pyodide.asm.wasm")
-        page.click(".python-status [data-action=retry]")
-        wait_until_ready(page)
-        assert run_and_wait(page, "saludo") == "done"
-        assert origin_of(page, "saludo") == "live"
-    finally:
-        context.close()
+def test_a_failed_boot_says_what_failed_and_retry_recovers(new_page, cells_url):
+    page = new_page()
+    page.context.route("**/pyodide/pyodide.asm.wasm", lambda route: route.abort())
+    page.goto(cells_url + "?autorun=0")
+    page.wait_for_selector("html[data-python=error]", timeout=60_000)
+    message = page.inner_text(".python-status")
+    assert "No se pudo cargar Python: falló el intérprete de Python (pyodide/)" in message
+    assert page.is_visible(".python-status [data-action=retry]")
+    # The pre-computed output is still there; the slides still move.
+    assert "hola" in output_text(page, "saludo")
+    blur(page)
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => Reveal.getIndices().h === 1")
+    page.context.unroute("**/pyodide/pyodide.asm.wasm")
+    page.click(".python-status [data-action=retry]")
+    wait_until_ready(page)
+    assert run_and_wait(page, "saludo") == "done"
+    assert origin_of(page, "saludo") == "live"
 
 
 @pytest.mark.parametrize("query", ["?receiver", "?print-pdf"])
-def test_speaker_view_and_print_do_not_boot_python(browser, cells_url, query):
-    context, page = open_recording_page(browser, cells_url + query)
-    try:
-        page.wait_for_selector("html[data-cells=ready]")
-        page.wait_for_timeout(2500)
-        assert page.get_attribute("html", "data-python") == "off"
-        assert not [url for url in page.requests if "/pyodide/" in url or "runtime.json" in url or "worker.js" in url]
-        # The pre-computed results are on the page.
-        assert "hola" in output_text(page, "saludo")
-        assert page.locator(f"{cell_selector('figura')} img.out-figure").count() == 1
-        if query == "?print-pdf":
-            assert page.is_hidden(f"{cell_selector('saludo')} .cell-toolbar")
-    finally:
-        context.close()
+def test_speaker_view_and_print_do_not_boot_python(new_page, cells_url, query):
+    page = new_page(cells_url + query)
+    page.wait_for_selector("html[data-cells=ready]")
+    page.wait_for_timeout(2500)
+    assert page.get_attribute("html", "data-python") == "off"
+    assert not [url for url in page.requests if "/pyodide/" in url or "runtime.json" in url or "worker.js" in url]
+    # The pre-computed results are on the page.
+    assert "hola" in output_text(page, "saludo")
+    assert page.locator(f"{cell_selector('figura')} img.out-figure").count() == 1
+    if query == "?print-pdf":
+        assert page.is_hidden(f"{cell_selector('saludo')} .cell-toolbar")
 
 
-def test_opened_as_a_file_the_page_says_how_to_serve_it(browser, cells_dist):
-    context, page = open_recording_page(browser, (cells_dist / "index.html").as_uri())
-    try:
-        page.wait_for_selector("html[data-cells=ready]")
-        assert page.get_attribute("html", "data-python") == "off"
-        # A one-line chip; focusing it (Tab reaches it) opens the instructions.
-        chip = page.inner_text(".python-status").strip()
-        assert chip == "Sin Python: ábrelas desde un servidor («python3 build.py serve»)"
-        page.focus(".python-status")
-        message = page.inner_text(".python-status")
-        assert "python3 -m http.server" in message and "http.server" not in chip
-        assert "hola" in output_text(page, "saludo")
-        page.click(f"{cell_selector('saludo')} [data-action=run]")
-        assert "servidor" in output_text(page, "saludo")
-        assert re.search(r"/pyodide/", " ".join(page.requests)) is None
-    finally:
-        context.close()
+def test_opened_as_a_file_the_page_says_how_to_serve_it(new_page, cells_dist):
+    page = new_page((cells_dist / "index.html").as_uri())
+    page.wait_for_selector("html[data-cells=ready]")
+    assert page.get_attribute("html", "data-python") == "off"
+    # A one-line chip; focusing it (Tab reaches it) opens the instructions.
+    chip = page.inner_text(".python-status").strip()
+    assert chip == "Sin Python: ábrelas desde un servidor («python3 build.py serve»)"
+    page.focus(".python-status")
+    message = page.inner_text(".python-status")
+    assert "python3 -m http.server" in message and "http.server" not in chip
+    assert "hola" in output_text(page, "saludo")
+    page.click(f"{cell_selector('saludo')} [data-action=run]")
+    assert "servidor" in output_text(page, "saludo")
+    assert re.search(r"/pyodide/", " ".join(page.requests)) is None
