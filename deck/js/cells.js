@@ -157,6 +157,7 @@ export class Cell {
       return null;
     }
     this.persist();
+    this.fitToSlide();
     const source = this.source;
     this.lastRunSource = source;
     this.outputElement.removeAttribute("data-stale");
@@ -204,5 +205,42 @@ export class Cell {
   /** Re-measures the editor after its slide becomes visible (reveal scales slides). */
   refresh() {
     this.view.requestMeasure();
+    this.fitToSlide();
+  }
+
+  /**
+   * Caps the cell, once, at the height it has now (with its pre-computed
+   * output) plus the free room between the slide's content and the slide's
+   * bottom padding. A long live output then scrolls inside the cell instead of
+   * pushing the text after it off the slide. Needs the slide laid out: on
+   * screen, not in the overview, its figures loaded.
+   */
+  fitToSlide() {
+    if (this.fitted) return;
+    const slide = this.element.closest("section");
+    if (!slide || document.querySelector(".reveal.overview")) return;
+    const images = Array.from(this.outputElement.querySelectorAll("img"));
+    const loading = images.filter((image) => !image.complete);
+    if (loading.length) {
+      loading.forEach((image) => image.addEventListener("load", () => this.fitToSlide(), { once: true }));
+      return;
+    }
+    const slideBox = slide.getBoundingClientRect();
+    if (!slideBox.height || !slide.offsetHeight) return;
+    // Window pixels per slide pixel (reveal scales the 1280×720 slide to the window).
+    const scale = slideBox.height / slide.offsetHeight;
+    const bottomLimit = slideBox.bottom - parseFloat(getComputedStyle(slide).paddingBottom || "0") * scale;
+    let contentBottom = slideBox.top;
+    for (const child of slide.children) {
+      if (child.matches("aside.notes")) continue;
+      const box = child.getBoundingClientRect();
+      if (box.height) contentBottom = Math.max(contentBottom, box.bottom);
+    }
+    const room = Math.max(0, (bottomLimit - contentBottom) / scale);
+    const height = this.element.getBoundingClientRect().height / scale;
+    const cssLimit = parseFloat(getComputedStyle(this.element).maxHeight);
+    const limit = Math.ceil(height + room);
+    this.element.style.maxHeight = `${Number.isFinite(cssLimit) ? Math.min(cssLimit, limit) : limit}px`;
+    this.fitted = true;
   }
 }

@@ -260,3 +260,110 @@ def test_print_pdf_has_every_slide_output_and_figure_and_no_chrome(browser, deck
     (width_pt, height_pt), = sizes
     assert abs(width_pt / 0.75 - page_px[0]) < 2 and abs(height_pt / 0.75 - page_px[1]) < 2, sizes
     assert len(re.findall(rb"/Subtype\s*/Image", pdf)) >= len(layout["figureSources"])
+
+
+# ------------------------------------------------------- long live outputs
+
+# Cells followed by more slide content (text under a stacked cell, a closing line…).
+CELLS_WITH_CONTENT_AFTER = """
+() => Reveal.getSlides().flatMap((slide, index) => Array.from(slide.querySelectorAll('.cell[data-cell-id]'))
+  .filter((cell) => {
+    let top = cell;
+    while (top.parentElement !== slide) top = top.parentElement;
+    for (let next = top.nextElementSibling; next; next = next.nextElementSibling) {
+      if (!next.matches('aside.notes') && next.textContent.trim()) return true;
+    }
+    return false;
+  }).map((cell) => ({index, id: cell.dataset.cellId})))
+"""
+
+RUN_WITH_SOURCE = """
+async ([id, source]) => {
+  const cell = window.dpdeck.cells.get(id);
+  cell.view.dispatch({changes: {from: 0, to: cell.view.state.doc.length, insert: source}});
+  const result = await cell.run();
+  return result.status;
+}
+"""
+
+# How far (slide px) anything drawn on the slide — each line of text and each
+# figure, as far as the boxes that scroll or clip it let it show — reaches beyond
+# the slide's box (negative: how far inside it stays).
+SLIDE_REACH = """
+(index) => {
+  const slide = Reveal.getSlides()[index];
+  const box = slide.getBoundingClientRect(), scale = box.height / slide.offsetHeight;
+  const clipped = (element, rect) => {
+    let [left, top, right, bottom] = [rect.left, rect.top, rect.right, rect.bottom];
+    for (let e = element; e && e !== slide; e = e.parentElement) {
+      const style = getComputedStyle(e);
+      if (style.overflowX === 'visible' && style.overflowY === 'visible') continue;
+      const clip = e.getBoundingClientRect();
+      left = Math.max(left, clip.left); top = Math.max(top, clip.top);
+      right = Math.min(right, clip.right); bottom = Math.min(bottom, clip.bottom);
+    }
+    return right > left && bottom > top ? [left, top, right, bottom] : null;
+  };
+  const shown = (element) => !element.closest('aside.notes, .katex-mathml')
+    && element.checkVisibility({opacityProperty: true, visibilityProperty: true});
+  let worst = {what: null, by: -Infinity};
+  const consider = (what, element, rect) => {
+    const piece = clipped(element, rect);
+    if (!piece) return;
+    const by = Math.max(piece[3] - box.bottom, piece[2] - box.right, box.top - piece[1], box.left - piece[0]) / scale;
+    if (by > worst.by) worst = {what, by};
+  };
+  const walker = document.createTreeWalker(slide, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.textContent.trim() || !shown(node.parentElement)) continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    for (const rect of range.getClientRects()) consider(`«${node.textContent.trim().slice(0, 30)}»`, node.parentElement, rect);
+  }
+  for (const element of slide.querySelectorAll('img, svg, canvas')) {
+    if (shown(element)) consider(element.tagName.toLowerCase(), element, element.getBoundingClientRect());
+  }
+  return worst;
+}
+"""
+
+LABEL_SHOWN = """
+(id) => {
+  const output = document.querySelector(`.cell[data-cell-id="${id}"] .cell-output`);
+  output.scrollTop = output.scrollHeight;
+  const box = output.getBoundingClientRect();
+  const hit = document.elementFromPoint(box.left + 6, box.top + 6);
+  return {scrolled: output.scrollTop > 0, labelOnTop: hit === output,
+          label: getComputedStyle(output, '::before').content};
+}
+"""
+
+LONG_OUTPUTS = {
+    "muchas líneas": "for i in range(60):\n    print(i)",
+    "una línea enorme": "print('x' * 50000)",
+}
+
+
+def test_a_long_live_output_scrolls_inside_its_cell_and_never_leaves_the_slide(new_page, deck_url):
+    page = new_page(deck_url + "index.html?autorun=0")
+    page.wait_for_selector("html[data-cells=ready]", timeout=30_000)
+    page.evaluate("() => Reveal.configure({transition: 'none', backgroundTransition: 'none'})")
+    cells = page.evaluate(CELLS_WITH_CONTENT_AFTER)
+    assert len(cells) >= 3, cells
+    page.wait_for_selector("html[data-python=ready]", timeout=BOOT_TIMEOUT_MS)
+    problems, checked = [], 0
+    for cell in cells:
+        go_to(page, cell["index"], 0)
+        before = page.evaluate(SLIDE_REACH, cell["index"])
+        for name, source in LONG_OUTPUTS.items():
+            assert page.evaluate(RUN_WITH_SOURCE, [cell["id"], source]) == "done"
+            page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+            reach = page.evaluate(SLIDE_REACH, cell["index"])
+            label = page.evaluate(LABEL_SHOWN, cell["id"])
+            checked += 1
+            if reach["by"] > max(before["by"], 0) + 0.5:
+                problems.append(f"{cell['id']} ({name}): {reach['what']} sale {reach['by']:.0f} px de la diapositiva")
+            if not (label["scrolled"] and label["labelOnTop"]):
+                problems.append(f"{cell['id']} ({name}): la etiqueta no queda visible al desplazar ({label})")
+    print(f"\n{checked} salidas largas en {len(cells)} celdas con texto debajo")
+    assert problems == []
