@@ -23,6 +23,7 @@ export class LiveOutput {
     this.container = container;
     this.cellId = cellId;
     this.objectUrls = [];
+    this.running = false;
     this.streamed = false;
     this.chars = 0;
     this.capped = false;
@@ -30,6 +31,7 @@ export class LiveOutput {
 
   /** Marks the current output as stale while a run is under way. */
   begin() {
+    this.running = true;
     this.streamed = false;
     this.chars = 0;
     this.capped = false;
@@ -41,6 +43,8 @@ export class LiveOutput {
     if (!this.streamed) {
       this.clear();
       this.container.dataset.origin = "live";
+      this.container.removeAttribute("data-previous");
+      delete this.container.dataset.elapsed;
       this.streamed = true;
     }
     for (const { name, text } of chunks) {
@@ -63,19 +67,18 @@ export class LiveOutput {
 
   /** Replaces everything with the run's final outputs (plus an optional notice). */
   finish(result) {
+    const began = this.running;
+    this.running = false;
     this.container.removeAttribute("aria-busy");
     if (result.status === "cancelled") return;
     const outputs = result.outputs || [];
     if (!outputs.length && result.notice) {
-      // Python gave no outputs (it was restarted or never loaded): keep what is
-      // shown, the pre-computed output or the text streamed so far, and say why.
-      this.container.querySelectorAll(".out-notice").forEach((element) => element.remove());
-      this.container.appendChild(pre("out-error out-notice", result.notice));
-      this.scrollToEnd();
+      this.finishWithNotice(result.notice, began);
       return;
     }
     this.clear();
     this.container.dataset.origin = "live";
+    this.container.removeAttribute("data-previous");
     const fragment = document.createDocumentFragment();
     let figureNumber = 0;
     for (const output of outputs) {
@@ -90,6 +93,22 @@ export class LiveOutput {
     } else {
       delete this.container.dataset.elapsed;
     }
+    this.scrollToEnd();
+  }
+
+  /**
+   * Python gave no outputs (it was restarted during the run, or is not
+   * available) and says why. A run that printed something shows that text;
+   * otherwise the output on screen belongs to an earlier run, and once a run
+   * had begun it is marked so (data-previous: dimmed, «resultado anterior»).
+   */
+  finishWithNotice(notice, began) {
+    if (began && !this.streamed && this.container.querySelector(":scope > :not(.out-notice)")) {
+      this.container.setAttribute("data-previous", "");
+    }
+    if (began) delete this.container.dataset.elapsed;
+    this.container.querySelectorAll(".out-notice").forEach((element) => element.remove());
+    this.container.appendChild(pre("out-error out-notice", notice));
     this.scrollToEnd();
   }
 

@@ -668,6 +668,21 @@ def test_no_request_left_the_server(live_page):
 # -------------------------------------------------- without isolation, ?autorun=0
 
 
+OUTPUT_STATE = """selector => {
+    const output = document.querySelector(selector);
+    const opacity = (element) => Number(getComputedStyle(element).opacity);
+    return {
+        label: getComputedStyle(output, '::before').content.replace(/^"|"$/g, ''),
+        previous: output.hasAttribute('data-previous'),
+        elapsed: output.dataset.elapsed || null,
+        blocks: Array.from(output.children).map((element) => ({
+            text: element.textContent, notice: element.classList.contains('out-notice'), opacity: opacity(element)})),
+    };
+}"""
+
+
+
+
 def test_autorun_off_keeps_the_prerendered_outputs(plain_live_page):
     page = plain_live_page
     assert page.evaluate("crossOriginIsolated") is False
@@ -691,10 +706,47 @@ def test_stop_without_isolation_restarts_python_and_keeps_edits(plain_live_page)
     print(f"\nStop → celda detenida (reinicio del worker): {time.perf_counter() - started:.2f} s")
     text = output_text(page, "pruebas")
     assert "empieza" in text and "se reinició" in text
+    # What the stopped run printed is its own output, not something from before.
+    after = page.evaluate(OUTPUT_STATE, f"{cell_selector('pruebas')} .cell-output")
+    assert after["label"] == "calculado en tu navegador" and not after["previous"] and after["elapsed"] is None
+    assert all(block["opacity"] == 1 for block in after["blocks"])
     assert page.evaluate("window.dpdeck.runtime.stats.boots") == boots + 1
     wait_until_ready(page)
     print(f"Python listo otra vez tras {time.perf_counter() - started:.2f} s")
     assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+
+
+def stop_by_restart(page, cell_id: str, source: str) -> dict:
+    """Runs `source` (a loop that never prints), presses Stop, waits for the new Python."""
+    set_source(page, cell_id, source)
+    before = click_run(page, cell_id)
+    wait_for_status(page, cell_id, "running")
+    page.click(f"{cell_selector(cell_id)} [data-action=stop]")
+    assert wait_for_run(page, cell_id, before) == "stopped"
+    after = page.evaluate(OUTPUT_STATE, f"{cell_selector(cell_id)} .cell-output")
+    wait_until_ready(page)
+    return after
+
+
+def test_a_stop_by_restart_marks_the_output_left_from_before(plain_live_page):
+    page = plain_live_page
+    loop = "while True:\n    pass"
+    # The pre-computed output of the original code.
+    after = stop_by_restart(page, "doble-a", loop)
+    assert after["label"] == "resultado anterior (pre-calculado)"
+    assert after["previous"]
+    old, notice = after["blocks"][0], after["blocks"][-1]
+    assert old["text"].strip() == "a" and old["opacity"] < 1
+    assert notice["notice"] and "se reinició" in notice["text"] and notice["opacity"] == 1
+
+    # A live output with its time: the time goes, the label says it is from before.
+    set_source(page, "doble-a", "print('de antes')")
+    assert run_and_wait(page, "doble-a") == "done"
+    assert page.evaluate(OUTPUT_STATE, f"{cell_selector('doble-a')} .cell-output")["elapsed"]
+    after = stop_by_restart(page, "doble-a", loop)
+    assert (after["label"], after["previous"], after["elapsed"]) == ("resultado anterior", True, None)
+    assert after["blocks"][0]["text"].strip() == "de antes" and after["blocks"][0]["opacity"] < 1
+    page.click(f"{cell_selector('doble-a')} [data-action=reset]")
 
 
 def test_restart_python_button_keeps_edits(plain_live_page):
