@@ -17,7 +17,23 @@ function streamClass(name) {
   return `out-stream out-${name === "stderr" ? "stderr" : "stdout"}`;
 }
 
-/** A live output area: clears the old output and appends streamed text as it comes. */
+// A run keeps the previous output on screen until it has something to
+// replace it with: its final result, or — once it has run this long — the
+// text it has printed so far. A quick rerun (the one when Python becomes ready)
+// never leaves the cell blank, not even for a figure.
+export const STREAM_AFTER_MS = 1000;
+// Until then the previous output is marked as being recomputed (dimmed, with
+// its label saying so) only after this long: quick runs do not blink.
+export const RECOMPUTING_MARK_AFTER_MS = 300;
+
+/**
+ * A live output area. Attributes on the container (read by cells.css):
+ * data-origin (prerendered | live); aria-busy while a run is under way;
+ * data-recomputing while the previous output is still shown during a run;
+ * data-streaming while the run's own text is shown as it comes; data-previous
+ * when a run ended without outputs (Python was restarted) and what is shown
+ * is the output of an earlier run; data-elapsed, how long the run shown took.
+ */
 export class LiveOutput {
   constructor(container, cellId) {
     this.container = container;
@@ -25,30 +41,56 @@ export class LiveOutput {
     this.objectUrls = [];
     this.running = false;
     this.streamed = false;
+    this.pending = [];
     this.chars = 0;
     this.capped = false;
+    this.timers = [];
   }
 
-  /** Marks the current output as stale while a run is under way. */
+  /** A run starts: the shown output stays, marked as being recomputed after a moment. */
   begin() {
+    this.stopTimers();
     this.running = true;
     this.streamed = false;
+    this.pending = [];
     this.chars = 0;
     this.capped = false;
     this.container.setAttribute("aria-busy", "true");
+    this.timers.push(
+      setTimeout(() => this.container.toggleAttribute("data-recomputing", !this.streamed), RECOMPUTING_MARK_AFTER_MS),
+      setTimeout(() => this.startStreaming(), STREAM_AFTER_MS),
+    );
   }
 
-  /** Appends streamed chunks [{name, text}], replacing the old output on the first one. */
+  /** Streamed chunks [{name, text}]: held back for the first moments of a run, then shown as they come. */
   appendStreams(chunks) {
-    if (!this.streamed) {
-      this.clear();
-      this.container.dataset.origin = "live";
-      this.container.removeAttribute("data-previous");
-      delete this.container.dataset.elapsed;
-      this.streamed = true;
+    if (this.streamed) {
+      this.write(chunks);
+      return;
     }
+    this.pending.push(...chunks);
+    // Nothing on screen to keep: show the text at once.
+    if (!this.container.children.length) this.startStreaming();
+  }
+
+  /** Replaces the previous output with the text printed so far (if any), and streams from now on. */
+  startStreaming() {
+    if (this.streamed || !this.running || !this.pending.length) return;
+    this.clear();
+    this.container.dataset.origin = "live";
+    this.container.removeAttribute("data-recomputing");
+    this.container.removeAttribute("data-previous");
+    delete this.container.dataset.elapsed;
+    this.container.setAttribute("data-streaming", "");
+    this.streamed = true;
+    const pending = this.pending;
+    this.pending = [];
+    this.write(pending);
+  }
+
+  write(chunks) {
     for (const { name, text } of chunks) {
-      if (this.capped) return;
+      if (this.capped) break;
       let piece = text;
       if (this.chars + piece.length > MAX_OUTPUT_CHARS) {
         piece = piece.slice(0, MAX_OUTPUT_CHARS - this.chars) + PAGE_CAP_NOTICE;
@@ -68,8 +110,11 @@ export class LiveOutput {
   /** Replaces everything with the run's final outputs (plus an optional notice). */
   finish(result) {
     const began = this.running;
+    this.stopTimers();
     this.running = false;
     this.container.removeAttribute("aria-busy");
+    this.container.removeAttribute("data-recomputing");
+    this.container.removeAttribute("data-streaming");
     if (result.status === "cancelled") return;
     const outputs = result.outputs || [];
     if (!outputs.length && result.notice) {
@@ -103,6 +148,12 @@ export class LiveOutput {
    * had begun it is marked so (data-previous: dimmed, «resultado anterior»).
    */
   finishWithNotice(notice, began) {
+    if (began && this.pending.length) {
+      this.running = true; // startStreaming only shows the text of a run under way
+      this.startStreaming();
+      this.running = false;
+      this.container.removeAttribute("data-streaming");
+    }
     if (began && !this.streamed && this.container.querySelector(":scope > :not(.out-notice)")) {
       this.container.setAttribute("data-previous", "");
     }
@@ -110,6 +161,11 @@ export class LiveOutput {
     this.container.querySelectorAll(".out-notice").forEach((element) => element.remove());
     this.container.appendChild(pre("out-error out-notice", notice));
     this.scrollToEnd();
+  }
+
+  stopTimers() {
+    this.timers.forEach((timer) => clearTimeout(timer));
+    this.timers = [];
   }
 
   render(output, figureNumber) {

@@ -201,6 +201,38 @@ def test_a_figure_runs_live_with_the_prerendered_markup(live_page):
     ) == 480
 
 
+# Watches a cell's output while it runs: the fewest figures and output elements
+# it ever showed, and every label it wore. Call the returned `stop()` afterwards.
+WATCH_OUTPUT = """selector => {
+    const cell = document.querySelector(selector);
+    const output = cell.querySelector('.cell-output');
+    const seen = {minFigures: Infinity, minChildren: Infinity, labels: [], samples: 0};
+    const sample = () => {
+        if (!['queued', 'running'].includes(cell.dataset.status)) return;
+        seen.samples += 1;
+        seen.minFigures = Math.min(seen.minFigures, output.querySelectorAll('img.out-figure').length);
+        seen.minChildren = Math.min(seen.minChildren, output.children.length);
+        const label = getComputedStyle(output, '::before').content;
+        if (seen.labels[seen.labels.length - 1] !== label) seen.labels.push(label);
+    };
+    const observer = new MutationObserver(sample);
+    observer.observe(cell, {subtree: true, childList: true, attributes: true, characterData: true});
+    window.__watched = seen;
+    window.__stopWatching = () => { observer.disconnect(); return seen; };
+}"""
+
+
+def test_a_rerun_keeps_the_previous_figure_until_the_new_one_is_there(live_page):
+    page = live_page
+    go_to_cell(page, "figura")
+    page.evaluate(WATCH_OUTPUT, cell_selector("figura"))
+    assert run_and_wait(page, "figura") == "done"
+    seen = page.evaluate("window.__stopWatching()")
+    assert seen["samples"] > 0
+    assert seen["minFigures"] == 1 and seen["minChildren"] >= 2, seen
+    assert page.locator(f"{cell_selector('figura')} img.out-figure").count() == 1
+
+
 KEYS_THAT_MOVE_SLIDES = ["Space", "ArrowRight", "ArrowLeft", "ArrowDown", "ArrowUp", "PageDown", "PageUp",
                          "Home", "End", "n", "p", "h", "l", "j", "k", "f", "s", "o", "b", "v", ".", "?"]
 
@@ -721,18 +753,22 @@ def stop_by_restart(page, cell_id: str, source: str) -> dict:
     set_source(page, cell_id, source)
     before = click_run(page, cell_id)
     wait_for_status(page, cell_id, "running")
+    page.wait_for_timeout(600)  # past the moment the previous output is marked as being recomputed
+    during = page.evaluate(OUTPUT_STATE, f"{cell_selector(cell_id)} .cell-output")
     page.click(f"{cell_selector(cell_id)} [data-action=stop]")
     assert wait_for_run(page, cell_id, before) == "stopped"
     after = page.evaluate(OUTPUT_STATE, f"{cell_selector(cell_id)} .cell-output")
     wait_until_ready(page)
-    return after
+    return {"during": during, "after": after}
 
 
 def test_a_stop_by_restart_marks_the_output_left_from_before(plain_live_page):
     page = plain_live_page
     loop = "while True:\n    pass"
     # The pre-computed output of the original code.
-    after = stop_by_restart(page, "doble-a", loop)
+    seen = stop_by_restart(page, "doble-a", loop)
+    assert seen["during"]["label"] == "pre-calculado · recalculando…"
+    after = seen["after"]
     assert after["label"] == "resultado anterior (pre-calculado)"
     assert after["previous"]
     old, notice = after["blocks"][0], after["blocks"][-1]
@@ -743,7 +779,9 @@ def test_a_stop_by_restart_marks_the_output_left_from_before(plain_live_page):
     set_source(page, "doble-a", "print('de antes')")
     assert run_and_wait(page, "doble-a") == "done"
     assert page.evaluate(OUTPUT_STATE, f"{cell_selector('doble-a')} .cell-output")["elapsed"]
-    after = stop_by_restart(page, "doble-a", loop)
+    seen = stop_by_restart(page, "doble-a", loop)
+    assert seen["during"]["label"] == "resultado anterior · recalculando…"
+    after = seen["after"]
     assert (after["label"], after["previous"], after["elapsed"]) == ("resultado anterior", True, None)
     assert after["blocks"][0]["text"].strip() == "de antes" and after["blocks"][0]["opacity"] < 1
     page.click(f"{cell_selector('doble-a')} [data-action=reset]")
