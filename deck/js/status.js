@@ -16,6 +16,27 @@ const STEP_LABELS = {
   warmup: "la preparación de Python",
 };
 
+// What the chip says during each boot step (worker.js), so it never sits on a
+// frozen byte count while Python compiles or imports.
+const STAGE_TEXT = {
+  runtime: "Cargando Python…",
+  core: "Cargando Python…",
+  compile: "Preparando el intérprete…",
+  packages: "Cargando numpy y matplotlib…",
+  wheel: "Instalando dpdeck…",
+  warmup: "Importando numpy, matplotlib y dpdeck…",
+  ready: "Python listo",
+};
+// Steps that are mostly downloads: their text carries the byte count.
+const COUNTED_STAGES = new Set(["runtime", "core", "packages"]);
+
+/** The boot stage a progress event describes (core without downloads: compiling). */
+export function bootStage(progress) {
+  if (!progress || !progress.step) return "runtime";
+  if (progress.step === "core" && progress.downloading === false && progress.loaded > 0) return "compile";
+  return STAGE_TEXT[progress.step] ? progress.step : "runtime";
+}
+
 function formatMegabytes(bytes) {
   return (bytes / MB).toLocaleString("es-ES", { maximumFractionDigits: 0 });
 }
@@ -82,6 +103,7 @@ export class StatusPanel {
   show(state, { progress, failure, summary = "", detail: extra = "" } = {}) {
     const panel = this.panel;
     panel.dataset.state = state;
+    delete panel.dataset.stage;
     panel.toggleAttribute("data-attention", state === "error");
     this.retryButton.hidden = state !== "error";
     this.restartButton.hidden = state !== "ready";
@@ -90,10 +112,13 @@ export class StatusPanel {
     let detail = "";
     if (state === "loading") {
       const loaded = progress ? progress.loaded : 0;
-      const total = progress ? Math.max(progress.total, loaded) : 0;
+      // Until runtime.json has said how much there is, no count is shown.
+      const total = progress && progress.total ? Math.max(progress.total, loaded) : 0;
+      const stage = bootStage(progress);
       this.bar.value = total ? loaded / total : 0;
-      text = total ? `Cargando Python… ${formatMegabytes(loaded)}/${formatMegabytes(total)} MB` : "Cargando Python…";
-      if (progress && progress.step === "warmup") text = "Preparando Python…";
+      text = STAGE_TEXT[stage];
+      if (total && COUNTED_STAGES.has(stage)) text += ` ${formatMegabytes(loaded)}/${formatMegabytes(total)} MB`;
+      panel.dataset.stage = stage;
     } else if (state === "ready") {
       text = "Python listo";
     } else if (state === "error") {

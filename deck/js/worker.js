@@ -6,8 +6,9 @@
 //   reply    {id, ok, result | error}   worker → page, one per request
 //   event    {type, payload}            worker → page, no id
 // Requests: "boot" {base, interruptBuffer?}, "run" {runId, cellId, source, ...}.
-// Events:   "progress" {loaded, total, step}, "stream" {runId, chunks: [{name, text}]}.
-// Boot steps: runtime (runtime.json), core (Pyodide), packages (numpy,
+// Events:   "progress" {loaded, total, step, downloading}, "stream" {runId, chunks: [{name, text}]}.
+// Boot steps: runtime (runtime.json), core (Pyodide: download, then compile
+// and start the interpreter, `downloading` false), packages (numpy,
 // matplotlib…), wheel (dpdeck), warmup (first imports), ready.
 //
 // Every file is fetched from the deck's own server: a request to any other
@@ -25,6 +26,11 @@ const state = {
   totalBytes: 0,
   step: "",
   lastProgressAt: 0,
+  progressTimer: null,
+  // Responses whose bodies are still arriving, and how many the current boot
+  // step has started.
+  downloads: 0,
+  stepDownloads: 0,
 };
 
 // ---------------------------------------------------------------- messaging
@@ -69,21 +75,46 @@ function resolveUrl(input) {
   return new URL(raw, self.location.href);
 }
 
-// Counts the bytes of every response as they arrive, for the progress bar.
-function countingResponse(response) {
-  if (!response.body) return response;
+// Counts the bytes of every response as they arrive, for the progress bar,
+// and how many bodies are still arriving (when none is, the boot step is
+// compiling or starting something: the page says so instead of a frozen count).
+function startDownload() {
+  state.downloads += 1;
+  state.stepDownloads += 1;
+  let open = true;
+  return () => {
+    if (!open) return;
+    open = false;
+    state.downloads -= 1;
+    emitProgress();
+  };
+}
+
+function countingResponse(response, ended) {
+  if (!response.body) {
+    ended();
+    return response;
+  }
   const reader = response.body.getReader();
   const stream = new ReadableStream({
     async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) {
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        ended();
+        throw error;
+      }
+      if (chunk.done) {
+        ended();
         controller.close();
         return;
       }
-      addLoadedBytes(value.byteLength);
-      controller.enqueue(value);
+      addLoadedBytes(chunk.value.byteLength);
+      controller.enqueue(chunk.value);
     },
     cancel(reason) {
+      ended();
       return reader.cancel(reason);
     },
   });
@@ -98,15 +129,18 @@ function countingResponse(response) {
 self.fetch = async function guardedFetch(input, init) {
   const url = resolveUrl(input);
   if (url.origin !== self.location.origin) throw new TypeError(blockedMessage(url));
+  // Counted from the request on: a response that has not started is still a download.
+  const ended = startDownload();
   let response;
   try {
     response = await nativeFetch(input, init);
   } catch (error) {
+    ended();
     failBoot(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
     throw error;
   }
   if (!response.ok) failBoot(`No se pudo descargar ${displayPath(url)}: HTTP ${response.status}`);
-  return countingResponse(response);
+  return countingResponse(response, ended);
 };
 
 // Pyodide does not always give up when one of its files fails to download (a
@@ -138,20 +172,26 @@ function blockedMessage(url) {
   );
 }
 
+// At most one progress event per PROGRESS_INTERVAL_MS, and always one for the
+// last bytes of a burst (they used to wait for the next download, so the bar
+// sat at 2 MB while the 9 MB interpreter had long arrived).
 function addLoadedBytes(count) {
   state.loadedBytes += count;
-  const now = performance.now();
-  if (now - state.lastProgressAt >= PROGRESS_INTERVAL_MS) {
-    state.lastProgressAt = now;
-    emitProgress();
-  }
+  const wait = PROGRESS_INTERVAL_MS - (performance.now() - state.lastProgressAt);
+  if (wait <= 0) emitProgress();
+  else if (state.progressTimer === null) state.progressTimer = setTimeout(emitProgress, wait);
 }
 
 function emitProgress() {
+  clearTimeout(state.progressTimer);
+  state.progressTimer = null;
+  state.lastProgressAt = performance.now();
   emit("progress", {
     loaded: state.loadedBytes,
-    total: Math.max(state.totalBytes, state.loadedBytes),
+    total: state.totalBytes ? Math.max(state.totalBytes, state.loadedBytes) : 0,
     step: state.step,
+    // Until the step's first download starts, it counts as downloading.
+    downloading: state.downloads > 0 || state.stepDownloads === 0,
   });
 }
 
@@ -201,6 +241,7 @@ async function fetchJson(url, what) {
 
 async function step(name, action) {
   state.step = name;
+  state.stepDownloads = 0;
   emitProgress();
   const started = performance.now();
   await action();
@@ -267,6 +308,11 @@ async function boot({ base, interruptBuffer }) {
       timings.imports[name] = Math.round(performance.now() - started);
     }
     state.runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
+    // One empty cell: run_cell loads the rest of dpdeck and settles
+    // matplotlib's backend on its first call, not on the student's.
+    const started = performance.now();
+    state.runCell.callKwargs("pass", { cell_id: "arranque" }).destroy();
+    timings.imports.firstCell = Math.round(performance.now() - started);
   });
   state.step = "ready";
   state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);

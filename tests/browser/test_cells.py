@@ -841,6 +841,52 @@ def test_a_failed_boot_says_what_failed_and_retry_recovers(new_page, cells_url):
     assert origin_of(page, "saludo") == "live"
 
 
+# Every text the Python status chip shows from the page's first moment, with
+# the time and the progress bar's value.
+RECORD_STATUS = """
+window.__statusLog = [];
+new MutationObserver(() => {
+    const text = document.querySelector('.python-status-text');
+    if (!text) return;
+    const log = window.__statusLog, last = log[log.length - 1];
+    if (last && last.text === text.textContent) return;
+    const bar = document.querySelector('.python-status-bar');
+    log.push({ms: Math.round(performance.now()), text: text.textContent, bar: bar ? bar.value : null});
+}).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+BOOT_STAGES = ["Cargando Python…", "Preparando el intérprete…", "Cargando numpy y matplotlib…",
+               "Instalando dpdeck…", "Importando numpy, matplotlib y dpdeck…", "Python listo"]
+
+
+def test_boot_says_each_stage_and_the_autorun_never_blanks_a_figure(new_page, cells_url):
+    page = new_page()
+    page.add_init_script(RECORD_STATUS)
+    page.goto(cells_url + "#/1")  # the figure's slide: it reruns by itself when Python is ready
+    page.wait_for_selector("html[data-cells=ready]")
+    page.evaluate(WATCH_OUTPUT, cell_selector("figura"))
+    wait_until_ready(page)
+    page.wait_for_function("selector => document.querySelector(selector).dataset.runs === '1'",
+                           arg=cell_selector("figura"), timeout=RUN_TIMEOUT_MS)
+    log = page.evaluate("window.__statusLog")
+    print("\narranque de Python, lo que dice el indicador:")
+    for entry in log:
+        print(f"  {entry['ms']:6d} ms  {entry['text']}")
+    stages = []
+    for entry in log:
+        stage = re.sub(r" \d+/\d+ MB$", "", entry["text"])
+        if stage and (not stages or stages[-1] != stage):
+            stages.append(stage)
+    assert stages == BOOT_STAGES, stages
+    # The interpreter's bytes are counted as they arrive, before it is compiled.
+    compiling = next(entry for entry in log if entry["text"] == "Preparando el intérprete…")
+    assert compiling["bar"] > 0.3, compiling
+    # The automatic rerun kept the pre-computed figure on screen until its own arrived.
+    seen = page.evaluate("window.__stopWatching()")
+    assert status_of(page, "figura") == "done" and origin_of(page, "figura") == "live"
+    assert seen["samples"] > 0 and seen["minFigures"] == 1, seen
+
+
 @pytest.mark.parametrize("query", ["?receiver", "?print-pdf"])
 def test_speaker_view_and_print_do_not_boot_python(new_page, cells_url, query):
     page = new_page(cells_url + query)
