@@ -198,7 +198,12 @@ export class Cell {
   /** Back to the original code, as one undoable edit. */
   reset() {
     if (!this.edited) return;
-    replaceSource(this.view, this.original);
+    this.setSource(this.original);
+  }
+
+  /** Replaces the code (one undoable edit) and saves it at once. */
+  setSource(source) {
+    replaceSource(this.view, source);
     this.persist();
   }
 

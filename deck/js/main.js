@@ -7,7 +7,7 @@
 import { Cell } from "./cells.js";
 import { EditStore } from "./storage.js";
 import { PythonRuntime } from "./python.js";
-import { FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel } from "./status.js";
+import { FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
 import {
   autorunEnabled,
   deckBaseUrl,
@@ -87,7 +87,9 @@ class Deck {
       : null;
     this.unavailableMessage = isFilePage ? FILE_PAGE_MESSAGE : isReceiver ? RECEIVER_MESSAGE : null;
     this.status = null;
+    this.toast = null;
     if (!isPrintPdf && !isReceiver) {
+      this.toast = new Toast();
       this.status = new StatusPanel({
         onRetry: () => this.runtime && this.runtime.restart(),
         onRestart: () => this.runtime && this.runtime.restart(),
@@ -175,9 +177,26 @@ class Deck {
     }
   }
 
+  /** Every edited cell back to its original code; for a while, one click undoes it. */
   restoreAll() {
-    for (const cell of this.cells.values()) cell.reset();
+    const restored = [];
+    for (const cell of this.cells.values()) {
+      if (!cell.edited) continue;
+      restored.push({ cell, source: cell.source });
+      cell.reset();
+    }
     this.updateRestoreButton();
+    if (!restored.length || !this.toast) return;
+    const count = restored.length;
+    this.toast.show(count === 1 ? "Se restauró 1 celda" : `Se restauraron ${count} celdas`, {
+      actionText: "Deshacer",
+      actionName: "undo-restore",
+      action: () => {
+        // A cell edited again since then keeps its new code.
+        for (const { cell, source } of restored) if (!cell.edited) cell.setSource(source);
+        this.updateRestoreButton();
+      },
+    });
   }
 
   updateRestoreButton() {

@@ -75,7 +75,7 @@ export class StatusPanel {
     this.restoreButton = this.makeButton(
       "restore-all",
       "Restaurar todo",
-      "Devolver todas las celdas a su código original (cada una se puede deshacer con Ctrl+Z)",
+      "Devolver todas las celdas a su código original (se puede deshacer durante unos segundos)",
       onRestoreAll,
     );
     panel.append(this.bar, this.text, this.detail, this.retryButton, this.restartButton, this.restoreButton);
@@ -138,5 +138,53 @@ export class StatusPanel {
 
   setRestoreEnabled(enabled) {
     this.restoreButton.hidden = !enabled;
+  }
+}
+
+/**
+ * A short message at the bottom of the window, in the band below the slides'
+ * content, with one button (for example «Deshacer»); it goes away by itself.
+ */
+export class Toast {
+  constructor() {
+    const element = document.createElement("div");
+    element.className = "deck-toast";
+    element.setAttribute("role", "status");
+    element.setAttribute("aria-live", "polite");
+    element.hidden = true;
+    this.text = document.createElement("span");
+    this.text.className = "deck-toast-text";
+    this.button = document.createElement("button");
+    this.button.type = "button";
+    this.button.className = "deck-toast-button";
+    this.button.addEventListener("click", () => {
+      const action = this.action;
+      this.hide();
+      if (action) action();
+    });
+    element.append(this.text, this.button);
+    // Space or Enter on its button is not slide navigation.
+    element.addEventListener("keydown", (event) => event.stopPropagation());
+    this.element = element;
+    this.timer = null;
+    this.action = null;
+    document.body.appendChild(element);
+  }
+
+  show(text, { actionText, action, actionName = "", durationMs = 10_000 }) {
+    clearTimeout(this.timer);
+    this.text.textContent = text;
+    this.button.textContent = actionText;
+    this.button.dataset.action = actionName;
+    this.action = action;
+    this.element.hidden = false;
+    this.timer = setTimeout(() => this.hide(), durationMs);
+  }
+
+  hide() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.action = null;
+    this.element.hidden = true;
   }
 }

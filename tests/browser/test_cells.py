@@ -383,15 +383,29 @@ def test_reset_restores_the_original_code_and_can_be_undone(live_page):
     blur(page)
 
 
-def test_restore_all_returns_every_cell_to_its_original(live_page):
+def test_restore_all_returns_every_cell_to_its_original_and_can_be_undone(live_page):
     page = live_page
-    set_source(page, "editable", "print('uno')")
-    set_source(page, "otra", "print('dos')")
+    edits = {"editable": "print('uno')", "otra": "print('dos')"}
+    for cell_id, source in edits.items():
+        set_source(page, cell_id, source)
     click_status_button(page, "restore-all")
-    for cell_id in ("editable", "otra"):
+    for cell_id in edits:
         assert source_of(page, cell_id) == original_of(page, cell_id)
         assert saved_edit(page, cell_id) is None
     assert page.is_hidden(".python-status [data-action=restore-all]")
+    # For a few seconds, one click brings every edit back.
+    toast = page.locator(".deck-toast")
+    assert toast.is_visible()
+    assert toast.inner_text().split("\n")[0].strip() == "Se restauraron 2 celdas"
+    page.mouse.move(640, 200)  # away from the status chip
+    toast.locator("[data-action=undo-restore]").click()
+    assert toast.is_hidden()
+    for cell_id, source in edits.items():
+        assert source_of(page, cell_id) == source
+        assert saved_edit(page, cell_id) == source
+        assert page.get_attribute(cell_selector(cell_id), "data-edited") is not None
+    for cell_id in edits:
+        page.evaluate("id => window.dpdeck.cells.get(id).reset()", cell_id)
 
 
 # ------------------------------------------------------------- bad inputs
