@@ -7,6 +7,7 @@
 import { Cell } from "./cells.js";
 import { EditStore } from "./storage.js";
 import { PythonRuntime } from "./python.js";
+import { prepareSpeakerView } from "./speaker.js";
 import { FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
 import {
   autorunEnabled,
@@ -205,6 +206,9 @@ class Deck {
     this.status.setRestoreEnabled(anyEdited);
   }
 }
+
+// Before reveal's notes plugin can open the speaker view (S, or ?notes at start).
+if (!isReceiver && !isPrintPdf) prepareSpeakerView(deckBaseUrl);
 
 const deck = new Deck();
 window.dpdeck = deck;

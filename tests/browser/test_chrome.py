@@ -367,3 +367,68 @@ def test_a_long_live_output_scrolls_inside_its_cell_and_never_leaves_the_slide(n
                 problems.append(f"{cell['id']} ({name}): la etiqueta no queda visible al desplazar ({label})")
     print(f"\n{checked} salidas largas en {len(cells)} celdas con texto debajo")
     assert problems == []
+
+
+# ------------------------------------------------------------ reveal's own screens
+
+# The first slide whose speaker notes hold a formula.
+SLIDE_WITH_MATH_NOTES = """
+() => Reveal.getSlides().findIndex((slide) => slide.querySelector('aside.notes .katex'))
+"""
+
+SPEAKER_VIEW = """
+() => {
+  const notes = document.querySelector('.speaker-controls-notes .value');
+  const mathml = notes.querySelector('.katex-mathml');
+  const box = mathml.getBoundingClientRect();
+  const shown = (element) => element.checkVisibility({opacityProperty: true, visibilityProperty: true});
+  const texts = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!node.textContent.trim() || parent.closest('.speaker-controls-notes .value, script, style')) continue;
+    if (parent.tagName === 'OPTION' || shown(parent)) texts.push(node.textContent.trim());
+  }
+  return {
+    formulas: notes.querySelectorAll('.katex').length,
+    mathmlBox: [box.width, box.height],
+    mathmlClip: getComputedStyle(mathml).clipPath,
+    katexFont: getComputedStyle(notes.querySelector('.katex')).fontFamily,
+    texts,
+    lang: document.documentElement.lang,
+  };
+}
+"""
+
+ENGLISH_WORDS = re.compile(r"\b(Upcoming|Time|TIME|Notes|NOTES|Layout|Click|Reset|Pacing|Default|Wide|Tall|"
+                           r"Loading|AM|PM)\b")
+
+
+def test_speaker_view_typesets_the_notes_math_and_speaks_spanish(new_page, deck_url, artifacts_dir):
+    page = new_page(deck_url + "index.html?autorun=0")
+    page.wait_for_function("() => window.Reveal && Reveal.isReady()")
+    index = page.evaluate(SLIDE_WITH_MATH_NOTES)
+    assert index >= 0, "ninguna diapositiva tiene fórmulas en sus notas"
+    go_to(page, index, 0)
+    with page.context.expect_page(timeout=15_000) as popup:
+        page.keyboard.press("s")
+    speaker = popup.value
+    speaker.wait_for_function(
+        "() => document.querySelector('.speaker-controls-notes .value .katex-mathml')", timeout=30_000)
+    # The clock is written every second, the layout label when the menu changes: translated each time.
+    speaker.wait_for_timeout(1200)
+    speaker.select_option(".speaker-layout-dropdown", "wide")
+    view = speaker.evaluate(SPEAKER_VIEW)
+    speaker.select_option(".speaker-layout-dropdown", "default")
+    speaker.wait_for_timeout(300)
+    speaker.screenshot(path=str(artifacts_dir / "vista-del-presentador.png"))
+    speaker.close()
+    print(f"\nvista del presentador: {view['formulas']} fórmulas en las notas; textos: {view['texts']}")
+    assert view["formulas"] > 0
+    # KaTeX's stylesheet hides the MathML copy (1×1 px, clipped) and sets its fonts.
+    assert max(view["mathmlBox"]) <= 1 and view["mathmlClip"].startswith("inset"), view
+    assert "KaTeX" in view["katexFont"], view["katexFont"]
+    assert view["lang"] == "es"
+    for label in ("Siguiente", "Tiempo", "Notas", "Diseño: Ancha"):
+        assert label in view["texts"], (label, view["texts"])
+    assert not [text for text in view["texts"] if ENGLISH_WORDS.search(text)], view["texts"]
