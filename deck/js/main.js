@@ -7,6 +7,7 @@
 import { Cell } from "./cells.js";
 import { EditStore } from "./storage.js";
 import { PythonRuntime } from "./python.js";
+import { translateRevealScreens } from "./revealscreens.js";
 import { prepareSpeakerView } from "./speaker.js";
 import { FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
 import {
@@ -63,7 +64,10 @@ function startReveal() {
   const Reveal = window.Reveal;
   if (!Reveal) return Promise.resolve(null);
   const plugins = window.RevealNotes ? [window.RevealNotes] : [];
-  return Reveal.initialize({ ...REVEAL_DEFAULTS, plugins }).then(() => Reveal);
+  return Reveal.initialize({ ...REVEAL_DEFAULTS, plugins }).then(() => {
+    translateRevealScreens(Reveal);
+    return Reveal;
+  });
 }
 
 function afterFirstPaint(callback) {

@@ -432,3 +432,69 @@ def test_speaker_view_typesets_the_notes_math_and_speaks_spanish(new_page, deck_
     for label in ("Siguiente", "Tiempo", "Notas", "Diseño: Ancha"):
         assert label in view["texts"], (label, view["texts"])
     assert not [text for text in view["texts"] if ENGLISH_WORDS.search(text)], view["texts"]
+
+
+# Every line of text in reveal's help overlay: its words, and the contrast
+# ratio (WCAG) between its colour and what lies behind it (each ancestor's
+# background composited over the page's).
+HELP_OVERLAY = """
+() => {
+  const overlay = document.querySelector('.reveal .r-overlay-help');
+  const rgba = (text) => {
+    const [r, g, b, a = 1] = text.match(/[\\d.]+/g).map(Number);
+    return [r, g, b, a];
+  };
+  const luminance = ([r, g, b]) => {
+    const linear = [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2];
+  };
+  const behind = (element) => {
+    const layers = [];
+    for (let e = element; e; e = e.parentElement) layers.push(rgba(getComputedStyle(e).backgroundColor));
+    let color = rgba(getComputedStyle(document.querySelector('.reveal-viewport') || document.body).backgroundColor);
+    if (color[3] === 0) color = [255, 255, 255, 1];
+    for (const [r, g, b, a] of layers.reverse()) {
+      color = [r * a + color[0] * (1 - a), g * a + color[1] * (1 - a), b * a + color[2] * (1 - a), 1];
+    }
+    return color;
+  };
+  const lines = [];
+  const walker = document.createTreeWalker(overlay, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.textContent.trim();
+    if (!text) continue;
+    const element = node.parentElement;
+    const [fg, bg] = [luminance(rgba(getComputedStyle(element).color)), luminance(behind(element))];
+    const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    lines.push({text, ratio: Math.round(ratio * 10) / 10});
+  }
+  return {lines, lang: overlay.lang};
+}
+"""
+
+ENGLISH_HELP = re.compile(r"\b(Keyboard|Shortcuts|KEY|ACTION|Next|Previous|Navigate|slide|Jump|Pause|Fullscreen|"
+                          r"overview|Speaker|notes view|SPACE|Shift|Resume|presentation)\b")
+
+
+def test_reveals_help_and_pause_screens_are_readable_and_spanish(new_page, deck_url, artifacts_dir):
+    page = new_page(deck_url + "index.html?autorun=0")
+    page.wait_for_function("() => window.Reveal && Reveal.isReady()")
+    page.keyboard.press("Shift+Slash")  # «?»
+    page.wait_for_selector(".reveal .r-overlay-help table td")
+    page.wait_for_timeout(400)  # its fade-in
+    help_overlay = page.evaluate(HELP_OVERLAY)
+    page.screenshot(path=str(artifacts_dir / "ayuda-de-teclas.png"))
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")
+    page.wait_for_function("() => Reveal.isPaused()")
+    resume = page.inner_text(".reveal .pause-overlay .resume-button")
+    page.keyboard.press("b")
+    texts = [line["text"] for line in help_overlay["lines"]]
+    print(f"\nayuda de reveal: {len(texts)} textos, contraste mínimo "
+          f"{min(line['ratio'] for line in help_overlay['lines'])}:1")
+    assert "Atajos de teclado" in texts and help_overlay["lang"] == "es"
+    assert {"Tecla", "Acción", "Diapositiva siguiente", "Vista del presentador (notas)"} <= set(texts), texts
+    assert [text for text in texts if ENGLISH_HELP.search(text)] == []
+    # Readable from the back of the room: at least WCAG's 4.5:1 for every line.
+    assert [line for line in help_overlay["lines"] if line["ratio"] < 4.5] == []
+    assert resume == "Reanudar la presentación"

@@ -1,0 +1,104 @@
+// reveal.js's own screens in Spanish: the keyboard help (?), the pause screen
+// (B), the jump-to-slide box (G) and the arrows' names for screen readers.
+//
+// reveal builds its help overlay from English descriptions each time it opens
+// (and resets them whenever its configuration changes), so the overlay is
+// translated after reveal has drawn it ("showhelp" event), from a table of
+// reveal 5's texts; the deck's own keys are added at the end. Its look comes
+// from main.css.
+
+// reveal 5's help texts (js/controllers/keyboard.js, plugin/notes).
+const ACTIONS = new Map([
+  ["Next slide", "Diapositiva siguiente"],
+  ["Previous slide", "Diapositiva anterior"],
+  ["Navigate left", "Ir a la izquierda"],
+  ["Navigate right", "Ir a la derecha"],
+  ["Navigate up", "Ir arriba"],
+  ["Navigate down", "Ir abajo"],
+  ["Navigate without fragments", "Moverse sin pasar por las respuestas ocultas"],
+  ["Jump to first/last slide", "Ir a la primera o a la última diapositiva"],
+  ["Pause", "Pausa: pantalla en negro"],
+  ["Fullscreen", "Pantalla completa"],
+  ["Jump to slide", "Ir a una diapositiva por su número"],
+  ["Slide overview", "Vista general de todas las diapositivas"],
+  ["Speaker notes view", "Vista del presentador (notas)"],
+]);
+
+// Key names as reveal writes them, in Spanish keyboard terms.
+const KEY_WORDS = [
+  [/\bSPACE\b/g, "Espacio"],
+  [/\bShift\b/g, "Mayús"],
+  [/\bESC\b/g, "Esc"],
+];
+
+// What the deck adds to reveal's keys (cells.js, editor.js).
+const DECK_KEYS = [
+  ["Mayús + Intro  ,  Ctrl + Intro", "En una celda: ejecutarla"],
+  ["Esc", "En una celda: salir del editor"],
+  ["?", "Esta ayuda"],
+];
+
+const TITLE = "Atajos de teclado";
+const HEADINGS = ["Tecla", "Acción"];
+const RESUME = "Reanudar la presentación";
+const JUMP_PLACEHOLDER = "Ir a la diapositiva…";
+const ARROW_LABELS = {
+  "navigate-left": "Diapositiva anterior",
+  "navigate-right": "Diapositiva siguiente",
+  "navigate-up": "Diapositiva de arriba",
+  "navigate-down": "Diapositiva de abajo",
+};
+
+/** Spanish for reveal's help overlay, pause button, jump box and arrows. */
+export function translateRevealScreens(Reveal) {
+  const root = Reveal.getRevealElement();
+  Reveal.on("showhelp", () => translateHelp(root.querySelector(".r-overlay-help")));
+  const resume = root.querySelector(".pause-overlay .resume-button");
+  if (resume) resume.textContent = RESUME;
+  for (const [name, label] of Object.entries(ARROW_LABELS)) {
+    const arrow = root.querySelector(`.controls .${name}`);
+    if (arrow) arrow.setAttribute("aria-label", label);
+  }
+  // The jump box (G) joins the page each time it opens.
+  new MutationObserver(() => translateJumpBox(root)).observe(root, { childList: true });
+}
+
+function translateJumpBox(root) {
+  const input = root.querySelector(".jump-to-slide-input");
+  if (input && input.placeholder !== JUMP_PLACEHOLDER) input.placeholder = JUMP_PLACEHOLDER;
+}
+
+function translateHelp(overlay) {
+  if (!overlay) return;
+  overlay.lang = "es";
+  const title = overlay.querySelector(".r-overlay-help-content .title");
+  if (title) title.textContent = TITLE;
+  const table = overlay.querySelector(".r-overlay-help-content table");
+  if (!table) return;
+  table.querySelectorAll("th").forEach((cell, index) => {
+    if (HEADINGS[index]) cell.textContent = HEADINGS[index];
+  });
+  for (const row of table.querySelectorAll("tr")) {
+    const [key, action] = row.querySelectorAll("td");
+    if (!key || !action) continue;
+    key.textContent = translateKeys(key.textContent);
+    action.textContent = ACTIONS.get(action.textContent.trim()) || action.textContent;
+  }
+  const body = table.querySelector("tbody") || table;
+  for (const [keys, action] of DECK_KEYS) {
+    const row = document.createElement("tr");
+    row.className = "deck-keys";
+    for (const text of [keys, action]) {
+      const cell = document.createElement("td");
+      cell.textContent = text;
+      row.appendChild(cell);
+    }
+    body.appendChild(row);
+  }
+  const close = overlay.querySelector(".r-overlay-close");
+  if (close) close.setAttribute("aria-label", "Cerrar la ayuda");
+}
+
+function translateKeys(text) {
+  return KEY_WORDS.reduce((result, [pattern, spanish]) => result.replace(pattern, spanish), text);
+}
