@@ -10,7 +10,13 @@ Against the built dist/ (the whole lecture) in headless Chromium at 1280×720:
   states is saved under test-artifacts/chrome/;
 * ``?print-pdf`` lays out one page per slide with every pre-computed output and
   figure and no status chip or buttons, and Chromium's PDF of it has exactly
-  that many pages, of reveal's page size, with the figures in it.
+  that many pages, of reveal's page size, with the figures in it;
+* a long live output (60 lines, 50 000 characters) in any cell with slide
+  content after it scrolls inside the cell: nothing leaves the slide's box and
+  the output's origin label stays in view;
+* reveal's own screens: the speaker view (S) typesets the notes' math with
+  KaTeX's stylesheet and speaks Spanish; the keyboard help (?) is Spanish and
+  every line of it readable (contrast ≥ 4.5:1); the pause button is Spanish.
 """
 
 from __future__ import annotations
