@@ -504,3 +504,35 @@ def test_reveals_help_and_pause_screens_are_readable_and_spanish(new_page, deck_
     # Readable from the back of the room: at least WCAG's 4.5:1 for every line.
     assert [line for line in help_overlay["lines"] if line["ratio"] < 4.5] == []
     assert resume == "Reanudar la presentación"
+
+
+# ------------------------------------------------------------ the editor itself
+
+# For each of a cell's first lines: the vertical centre of its line number and
+# of its code text, from their glyph boxes.
+GUTTER_AND_LINE_CENTRES = """
+(cellId) => {
+  const editor = document.querySelector(`.cell[data-cell-id="${cellId}"] .cm-editor`);
+  const centre = (element) => {
+    const range = document.createRange();
+    range.selectNodeContents(element);
+    const box = range.getBoundingClientRect();
+    return (box.top + box.bottom) / 2;
+  };
+  const numbers = [...editor.querySelectorAll('.cm-lineNumbers .cm-gutterElement')]
+    .filter((element) => element.textContent.trim() !== '' && element.offsetHeight > 0);
+  const lines = [...editor.querySelectorAll('.cm-line')];
+  return lines.slice(0, 5).map((line, index) => [centre(numbers[index]), centre(line)]);
+}
+"""
+
+
+def test_line_numbers_sit_on_their_code_lines(new_page, deck_url):
+    page = new_page(deck_url + "index.html?autorun=0#/codo")
+    page.wait_for_selector("html[data-cells=ready]", timeout=30_000)
+    cell_id = page.evaluate("() => Reveal.getCurrentSlide().querySelector('.cell').dataset.cellId")
+    pairs = page.evaluate(GUTTER_AND_LINE_CENTRES, cell_id)
+    assert len(pairs) == 5
+    offsets = [round(number - line, 1) for number, line in pairs]
+    # A line number drawn at the top of its line box sits ~3 px above the code.
+    assert all(abs(offset) <= 1.5 for offset in offsets), offsets
