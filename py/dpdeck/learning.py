@@ -421,6 +421,17 @@ def _split_for_curve(X, y, rng, test_fraction):
     return X_train, X_test, y_train, y_test, accuracy(reference, X_test, y_test)
 
 
+def _measure_accuracies(split, settings, *, rng, repeats, **training) -> np.ndarray:
+    """Exactitudes de prueba (repeticiones × ajustes) del descenso privado, un ajuste (ε, T) por columna."""
+    X_train, X_test, y_train, y_test = split
+    accuracies = np.empty((repeats, len(settings)))
+    for j, (epsilon, iterations) in enumerate(settings):
+        thetas = _train_noisily(X_train, y_train, epsilon=epsilon, iterations=int(iterations), rng=rng,
+                                initial_theta=None, repeats=repeats, **training)
+        accuracies[:, j] = _accuracies(thetas, X_test, y_test)
+    return accuracies
+
+
 def privacy_utility_curve(
     X,
     y,
@@ -452,14 +463,11 @@ def privacy_utility_curve(
     rng = check_rng(rng)
     X, y = _check_data(X, y)
     X_train, X_test, y_train, y_test, nonprivate = _split_for_curve(X, y, rng, test_fraction)
-    accuracies = np.empty((repeats, epsilons.size))
-    for j, epsilon in enumerate(epsilons):
-        thetas = _train_noisily(
-            X_train, y_train, epsilon=epsilon, delta=delta, iterations=iterations, clip_norm=clip_norm,
-            rng=rng, learning_rate=learning_rate, noise_radius=noise_radius, initial_theta=None,
-            repeats=repeats,
-        )
-        accuracies[:, j] = _accuracies(thetas, X_test, y_test)
+    accuracies = _measure_accuracies(
+        (X_train, X_test, y_train, y_test), [(epsilon, iterations) for epsilon in epsilons],
+        rng=rng, repeats=repeats, delta=delta, clip_norm=clip_norm,
+        learning_rate=learning_rate, noise_radius=noise_radius,
+    )
     return {
         "epsilons": epsilons,
         "accuracies": accuracies,
@@ -507,14 +515,11 @@ def iterations_curve(
     rng = check_rng(rng)
     X, y = _check_data(X, y)
     X_train, X_test, y_train, y_test, nonprivate = _split_for_curve(X, y, rng, test_fraction)
-    accuracies = np.empty((repeats, grid.size))
-    for j, iterations in enumerate(grid):
-        thetas = _train_noisily(
-            X_train, y_train, epsilon=epsilon, delta=delta, iterations=int(iterations), clip_norm=clip_norm,
-            rng=rng, learning_rate=learning_rate, noise_radius=noise_radius, initial_theta=None,
-            repeats=repeats,
-        )
-        accuracies[:, j] = _accuracies(thetas, X_test, y_test)
+    accuracies = _measure_accuracies(
+        (X_train, X_test, y_train, y_test), [(epsilon, iterations) for iterations in grid],
+        rng=rng, repeats=repeats, delta=delta, clip_norm=clip_norm,
+        learning_rate=learning_rate, noise_radius=noise_radius,
+    )
     mean = accuracies.mean(axis=0)
     return {
         "iterations": grid,
