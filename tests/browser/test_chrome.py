@@ -493,6 +493,8 @@ def test_reveals_help_and_pause_screens_are_readable_and_spanish(new_page, deck_
     page.keyboard.press("Escape")
     page.keyboard.press("b")
     page.wait_for_function("() => Reveal.isPaused()")
+    # The button fades in (visibility flips with the transition): read it once shown.
+    page.wait_for_selector(".reveal .pause-overlay .resume-button", state="visible")
     resume = page.inner_text(".reveal .pause-overlay .resume-button")
     page.keyboard.press("b")
     texts = [line["text"] for line in help_overlay["lines"]]
