@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -32,6 +33,10 @@ __all__ = [
     "check_nonempty",
     "check_values",
     "check_rng",
+    "NOISE_RESOLUTION_FACTOR",
+    "NOISE_RANGE_FACTOR",
+    "check_noise_resolution",
+    "check_noise_range",
 ]
 
 
@@ -194,3 +199,87 @@ def check_rng(rng, *, name: str = "rng") -> np.random.Generator:
             f"np.random.default_rng(0); se recibió {describe(rng)}"
         )
     return rng
+
+
+# ------------------------------------------------ ruido en punto flotante --
+
+# Cuántos dobles, como mínimo, debe haber por unidad de escala del ruido cerca
+# del valor publicado: el redondeo de x + Z mueve el ruido a lo sumo ulp/2,
+# así que con ulp ≤ b/64 el error de redondeo no pasa de b/128.
+NOISE_RESOLUTION_FACTOR = 64
+
+# Cota del ruido más grande que producen los muestreadores de numpy, en
+# unidades de escala: Laplace por inversa de la CDF desde un doble uniforme de
+# 53 bits da |Z| ≤ 52 ln 2 · b ≈ 36 b; la normal por zigurat, |Z| < 14 σ.
+NOISE_RANGE_FACTOR = 64
+
+
+def _largest_magnitude(value, *, name: str) -> tuple[float, str]:
+    """max |xᵢ| de un número o arreglo finito (0 si está vacío) y cómo nombrar ese valor."""
+    try:
+        finite = check_finite(value, name=name)
+    except OverflowError:  # an int beyond the largest double
+        raise ValueError(
+            f"{name} no cabe en un número de punto flotante (máximo ≈ 1.8e308); "
+            f"se recibió {describe(value)}"
+        ) from None
+    if isinstance(finite, float):
+        return abs(finite), describe(value)
+    if finite.size == 0:
+        return 0.0, describe(value)
+    position = int(np.argmax(np.abs(finite)))
+    where = np.unravel_index(position, finite.shape)
+    where = int(where[0]) if len(where) == 1 else tuple(int(i) for i in where)
+    element = finite.flat[position]
+    return abs(float(element)), f"{describe(element)} (en la posición {where})"
+
+
+def check_noise_resolution(value, *, scale: float, name: str = "valor", scale_name: str = "b") -> None:
+    """Exige que el espaciado de los dobles cerca de ``value`` no se trague el ruido de escala ``scale``.
+
+    Criterio: ulp(m) ≤ b/64, con m = max(máxᵢ |xᵢ|, b) y ulp(m) la distancia
+    de m al doble siguiente (``math.ulp``). Con b = 2 se aceptan los |x| < 2⁴⁸
+    y se rechaza 2⁴⁸, cuyos vecinos distan 1/16 > 2/64; en general, el borde
+    está en |x| = 2⁴⁷·b para b potencia de 2.
+
+    Por qué: el resultado x + Z se redondea al doble más cercano. Si los dobles
+    cerca de x distan más que el ruido típico, el redondeo lo borra: con
+    ulp(x) ≥ b, P(|Z| < ulp/2) = 1 − e^{−ulp/(2b)} ≥ 39 % de las publicaciones
+    devuelven x exacto (con x = 2⁶⁰ y b = 2, todas). El máximo con b cubre una
+    escala subnormal, cuyo propio ruido no tiene bits.
+    """
+    largest, shown = _largest_magnitude(value, name=name)
+    limit = scale / NOISE_RESOLUTION_FACTOR  # only shown: it rounds among subnormals
+    # ulp · 64 is exact (a power of two times 64), so the comparison is too.
+    if math.ulp(scale) * NOISE_RESOLUTION_FACTOR > scale:
+        raise ValueError(
+            f"escala del ruido demasiado pequeña: {scale_name} = {describe(scale)} es subnormal y los "
+            f"dobles cerca de ella distan {describe(math.ulp(scale))}, más que {scale_name}/"
+            f"{NOISE_RESOLUTION_FACTOR}; usa {scale_name} ≥ {describe(NOISE_RESOLUTION_FACTOR * math.ulp(0.0))}"
+        )
+    spacing = math.ulp(largest)
+    if spacing * NOISE_RESOLUTION_FACTOR > scale:
+        raise ValueError(
+            f"{name} demasiado grande para la escala del ruido; se recibió {shown}: cerca de él los dobles "
+            f"distan {describe(spacing)}, más que {scale_name}/{NOISE_RESOLUTION_FACTOR} = {describe(limit)} "
+            f"({scale_name} = {describe(scale)}), y el redondeo se tragaría el ruido; publica el valor "
+            f"en otra unidad (por ejemplo, en miles) o usa más ruido"
+        )
+
+
+def check_noise_range(value, *, scale: float, name: str = "valor", scale_name: str = "b") -> None:
+    """Exige que toda publicación x + Z posible sea un doble finito.
+
+    Criterio: máxᵢ |xᵢ| + 64·b ≤ 1,797…·10³⁰⁸ (``sys.float_info.max``), con
+    64·b mayor que cualquier ruido de los muestreadores de numpy
+    (``NOISE_RANGE_FACTOR``). Sin esta cota, un valor o una escala enormes
+    publican ``inf`` (y después ``nan`` en cualquier resta).
+    """
+    largest, shown = _largest_magnitude(value, name=name)
+    reach = largest + NOISE_RANGE_FACTOR * scale
+    if reach > sys.float_info.max:
+        raise ValueError(
+            f"{name} y escala demasiado grandes; se recibió {shown} y {scale_name} = {describe(scale)}: "
+            f"|x| + {NOISE_RANGE_FACTOR}·{scale_name} = {describe(reach)} supera el mayor doble "
+            f"({describe(sys.float_info.max)}) y la publicación podría ser infinita"
+        )

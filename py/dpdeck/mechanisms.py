@@ -29,6 +29,8 @@ from ._checks import (
     check_delta,
     check_epsilon,
     check_finite,
+    check_noise_range,
+    check_noise_resolution,
     check_nonempty,
     check_positive,
     check_rng,
@@ -117,9 +119,17 @@ def add_laplace_noise(value, *, scale, rng):
     elegido ``scale`` ≥ Δ₁/ε con una sensibilidad global (no local, que filtra
     información a través de la escala misma). Devuelve ``float`` para un escalar
     y un arreglo de la misma forma para un arreglo.
+
+    Se niega (``ValueError``) si el ruido no cabe en punto flotante: si
+    ulp(max(máxᵢ |xᵢ|, b)) > b/64, el espaciado de los dobles cerca del valor
+    se tragaría el ruido (con x = 2⁶⁰ y b = 2 se publicaría x exacto); si
+    máxᵢ |xᵢ| + 64·b supera el mayor doble, la publicación podría ser ``inf``.
+    Ver ``_checks.check_noise_resolution`` y ``_checks.check_noise_range``.
     """
     scale = check_positive(scale, name="escala")
     rng = check_rng(rng)
+    check_noise_resolution(value, scale=scale)
+    check_noise_range(value, scale=scale)
     return _add_noise(value, lambda size: rng.laplace(0.0, scale, size=size))
 
 
@@ -135,7 +145,9 @@ def laplace_mechanism(value, *, sensitivity, epsilon, rng):
     Teorema 3.6.
 
     Limitaciones: ruido de punto flotante (ataque de Mironov 2012); privacidad
-    por registro, no por usuario.
+    por registro, no por usuario. Se niega si el valor es tan grande frente a
+    b que el redondeo se tragaría el ruido (ulp > b/64) o si la publicación
+    podría ser ``inf``.
 
     Ejemplo: ``laplace_mechanism(42, sensitivity=1, epsilon=0.5, rng=np.random.default_rng(0))``
     publica el conteo del hospital con ruido Lap(2).
@@ -195,9 +207,14 @@ def add_gaussian_noise(value, *, sigma, rng):
     Pieza de bajo nivel para quien ya eligió σ (por ejemplo, para contabilizar
     con Rényi DP k publicaciones con el mismo σ). Devuelve ``float`` para un
     escalar y un arreglo de la misma forma para un arreglo.
+
+    Se niega si ulp(max(máxᵢ |xᵢ|, σ)) > σ/64 (el redondeo se tragaría el
+    ruido) o si máxᵢ |xᵢ| + 64·σ supera el mayor doble (podría publicar ``inf``).
     """
     sigma = check_sigma(sigma)
     rng = check_rng(rng)
+    check_noise_resolution(value, scale=sigma, scale_name="σ")
+    check_noise_range(value, scale=sigma, scale_name="σ")
     return _add_noise(value, lambda size: rng.normal(0.0, sigma, size=size))
 
 
@@ -212,7 +229,8 @@ def gaussian_mechanism(value, *, sensitivity, epsilon, delta, rng):
     Referencia: Dwork y Roth (2014), Teorema A.1.
 
     Limitaciones: ε < 1; ruido de punto flotante (Mironov 2012); privacidad por
-    registro.
+    registro. Se niega si ulp del valor > σ/64 o si la publicación podría ser
+    ``inf``.
     """
     sigma = gaussian_sigma(sensitivity=sensitivity, epsilon=epsilon, delta=delta)
     return add_gaussian_noise(value, sigma=sigma, rng=rng)
