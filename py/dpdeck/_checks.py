@@ -13,9 +13,11 @@ parece privado y no lo es.
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 import sys
+from fractions import Fraction
 
 import numpy as np
 
@@ -37,6 +39,8 @@ __all__ = [
     "NOISE_RANGE_FACTOR",
     "check_noise_resolution",
     "check_noise_range",
+    "check_positive_rational",
+    "check_integers",
 ]
 
 
@@ -283,3 +287,89 @@ def check_noise_range(value, *, scale: float, name: str = "valor", scale_name: s
             f"|x| + {NOISE_RANGE_FACTOR}·{scale_name} = {describe(reach)} supera el mayor doble "
             f"({describe(sys.float_info.max)}) y la publicación podría ser infinita"
         )
+
+
+# ------------------------------------------------------ aritmética exacta --
+
+
+def check_positive_rational(value, *, name: str) -> Fraction:
+    """Exige un racional positivo y lo devuelve como ``Fraction`` exacta.
+
+    Acepta enteros, ``Fraction``, ``Decimal`` y ``float``. Un ``float`` se toma
+    por su representación decimal más corta, la que se escribió: ``0.1`` es
+    1/10, no el doble 0,1000000000000000055…; para un tercio exacto, usar
+    ``Fraction(1, 3)``.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} debe ser un número racional positivo; se recibió {describe(value)}")
+    if isinstance(value, numbers.Rational):
+        fraction = Fraction(int(value.numerator), int(value.denominator))
+    elif isinstance(value, decimal.Decimal) and value.is_finite():
+        fraction = Fraction(value)
+    elif isinstance(value, numbers.Real) and not isinstance(value, decimal.Decimal) and math.isfinite(float(value)):
+        fraction = Fraction(repr(float(value)))
+    else:
+        raise ValueError(f"{name} debe ser un número racional positivo y finito; se recibió {describe(value)}")
+    if fraction <= 0:
+        raise ValueError(f"{name} debe ser un número racional positivo y finito; se recibió {describe(value)}")
+    return fraction
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def _integral_scalar(value, *, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} debe ser un entero; se recibió {describe(value)}")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
+        return int(float(value))
+    if isinstance(value, numbers.Real):
+        raise ValueError(
+            f"{name} debe ser un entero (el mecanismo discreto suma ruido entero a un valor entero); "
+            f"se recibió {describe(value)}"
+        )
+    raise ValueError(f"{name} debe ser un entero; se recibió {describe(value)}")
+
+
+def check_integers(values, *, name: str = "valor"):
+    """Exige un entero o un arreglo de enteros, y los devuelve exactos.
+
+    Un escalar vuelve como ``int`` de Python (sin límite de tamaño); un arreglo,
+    como ``int64``. Se aceptan flotantes con valor entero (``42.0``), no
+    ``41.5`` ni booleanos ni valores que no caben en 64 bits.
+    """
+    if _is_scalar(values):
+        return _integral_scalar(values, name=name)
+    try:
+        array = np.asarray(values)
+        if array.dtype == object:  # Python ints beyond 64 bits, or a mixture
+            array = np.asarray(values, dtype=np.int64)
+    except OverflowError:
+        raise ValueError(
+            f"{name} no cabe en enteros de 64 bits; se recibió {describe(values)} "
+            f"(un escalar de Python no tiene ese límite)"
+        ) from None
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} debe contener solo enteros; se recibió {describe(values)}") from None
+    if array.dtype == np.bool_ or not (np.issubdtype(array.dtype, np.integer)
+                                       or np.issubdtype(array.dtype, np.floating)):
+        raise ValueError(f"{name} debe contener solo enteros; se recibió {describe(values)}")
+    if np.issubdtype(array.dtype, np.floating):
+        check_finite(array, name=name)
+        fractional = array != np.round(array)
+        if fractional.any():
+            raise ValueError(
+                f"{name} debe contener solo enteros; el primero que no lo es: "
+                f"{describe(array.flat[fractional.argmax()])}"
+            )
+        too_large = (array < _INT64.min) | (array >= 2.0**63)
+    else:
+        too_large = array > _INT64.max if array.dtype == np.uint64 else np.zeros(array.shape, bool)
+    if too_large.any():
+        raise ValueError(
+            f"{name} no cabe en enteros de 64 bits; se recibió {describe(array.flat[too_large.argmax()])} "
+            f"(un escalar de Python no tiene ese límite)"
+        )
+    return array.astype(np.int64)
