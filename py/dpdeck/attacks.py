@@ -108,7 +108,7 @@ def _float_laplace_can_release(output: float, true_value: float, scale: float) -
     return any(release(k) == output for k in range(max(lo, first - 2), min(hi, first + 2) + 1))
 
 
-def can_release(output, *, true_value, scale) -> bool:
+def can_release(output, true_value, *, scale) -> bool:
     """¿Puede el mecanismo publicar exactamente ``output`` si el valor verdadero es ``true_value``?
 
     Un ``float`` se juzga como salida de ``laplace_mechanism`` con escala
@@ -132,7 +132,7 @@ def can_release(output, *, true_value, scale) -> bool:
     return _float_laplace_can_release(output, true_value, scale)
 
 
-def guess_true_value(output, *, candidates, scale, rng):
+def guess_true_value(output, candidates, *, scale, rng):
     """El atacante de Mironov: nombra el candidato del que pudo salir ``output``.
 
     Si ``output`` solo es alcanzable desde uno de los ``candidates``, lo nombra
@@ -141,13 +141,13 @@ def guess_true_value(output, *, candidates, scale, rng):
     """
     rng = check_rng(rng)
     candidates = list(candidates)
-    possible = [value for value in candidates if can_release(output, true_value=value, scale=scale)]
+    possible = [value for value in candidates if can_release(output, value, scale=scale)]
     if len(possible) == 1:
         return possible[0]
     return candidates[int(rng.integers(len(candidates)))]
 
 
-def measure_attack_success(mechanism, *, true_values, epsilon, trials, rng) -> float:
+def measure_attack_success(mechanism, true_values, *, epsilon, trials, rng) -> float:
     """Fracción de ensayos en que el atacante adivina cuál de dos valores vecinos era el verdadero.
 
     En cada ensayo se elige al azar (previa 1/2) uno de ``true_values`` = (a, b),
@@ -173,7 +173,7 @@ def measure_attack_success(mechanism, *, true_values, epsilon, trials, rng) -> f
     secrets = rng.integers(2, size=trials)
     outputs = mechanism(np.array(candidates)[secrets], sensitivity=sensitivity, epsilon=epsilon, rng=rng)
     hits = sum(
-        guess_true_value(output, candidates=candidates, scale=scale, rng=rng) == candidates[secret]
+        guess_true_value(output, candidates, scale=scale, rng=rng) == candidates[secret]
         for output, secret in zip(np.asarray(outputs).tolist(), secrets.tolist())
     )
     return hits / trials

@@ -53,7 +53,7 @@ def main() -> None:
         ("Laplace en punto flotante, b = 2, arreglo (referencia)",
          lambda: m.add_laplace_noise(np.zeros(n), scale=2.0, rng=rng)),
         ("can_release (ataque), desde 0, b = 2",
-         lambda: [attacks.can_release(y, true_value=0.0, scale=2.0) for y in releases]),
+         lambda: [attacks.can_release(y, 0.0, scale=2.0) for y in releases]),
     ]
     print(f"{n} muestras, mediana (mínimo) de {repeats} corridas, µs por muestra")
     for name, function in cases:
