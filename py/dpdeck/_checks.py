@@ -138,9 +138,13 @@ def check_positive_int(value, *, name: str) -> int:
 
 def _as_float_array(values, *, name: str) -> np.ndarray:
     try:
-        array = np.asarray(values, dtype=float)
+        # numpy would drop an imaginary part with nothing but a warning.
+        is_complex = np.iscomplexobj(values)
+        array = None if is_complex else np.asarray(values, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} debe contener solo números; se recibió {describe(values)}") from None
+    if is_complex:
+        raise ValueError(f"{name} debe contener solo números reales; se recibió {describe(values)}")
     return array
 
 
@@ -302,7 +306,9 @@ def check_positive_rational(value, *, name: str) -> Fraction:
     """
     if isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} debe ser un número racional positivo; se recibió {describe(value)}")
-    if isinstance(value, numbers.Rational):
+    if isinstance(value, Fraction):
+        fraction = value
+    elif isinstance(value, numbers.Rational):
         fraction = Fraction(int(value.numerator), int(value.denominator))
     elif isinstance(value, decimal.Decimal) and value.is_finite():
         fraction = Fraction(value)

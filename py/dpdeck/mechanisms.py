@@ -271,9 +271,10 @@ class _RandomBits:
         """Un entero uniforme en {0, …, 2^count − 1}."""
         while self._size < count:
             words = self._rng.integers(0, 2**64, size=self._WORDS_PER_REFILL, dtype=np.uint64)
-            for word in words.tolist():
-                self._pool |= word << self._size
-                self._size += 64
+            # Word i lands at bits 64·i and up, the same on any byte order.
+            block = int.from_bytes(words.astype("<u8", copy=False).tobytes(), "little")
+            self._pool |= block << self._size
+            self._size += 64 * self._WORDS_PER_REFILL
         value = self._pool & ((1 << count) - 1)
         self._pool >>= count
         self._size -= count
