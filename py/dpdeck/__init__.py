@@ -4,7 +4,9 @@ El paquete reúne todo el Python que corren las celdas de las diapositivas, en
 capas que solo importan hacia abajo:
 
 * ``dpdeck._checks``: validadores de parámetros con mensajes en español.
-* ``dpdeck.mechanisms``: mecanismos de Laplace y Gaussiano (calibración y muestreo).
+* ``dpdeck.mechanisms``: mecanismos de Laplace y Gaussiano (calibración y muestreo),
+  en punto flotante y discretos exactos.
+* ``dpdeck.attacks``: el ataque de punto flotante de Mironov (2012) y la cota de ε-DP.
 * ``dpdeck.accounting``: composición secuencial, avanzada y de Rényi.
 * ``dpdeck.queries``: conteos, histogramas, sumas recortadas y promedios privados.
 * ``dpdeck.data``: el censo sintético de 5.000 personas (``load_census()``).
@@ -17,7 +19,8 @@ Importar ``dpdeck`` no importa ningún submódulo: cada celda importa lo que usa
 y así ninguna paga el costo de matplotlib si no dibuja.
 
 Es código de enseñanza, no de producción: el ruido se muestrea en punto
-flotante (vulnerable al ataque de Mironov 2012), la privacidad es por registro
+flotante (vulnerable al ataque de Mironov 2012; los mecanismos discretos de
+``dpdeck.mechanisms`` no lo son), la privacidad es por registro
 y no por usuario, y los datos son sintéticos.
 """
 
