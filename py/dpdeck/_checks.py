@@ -83,7 +83,7 @@ def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
 def check_delta(delta, *, name: str = "delta") -> float:
     """Exige una probabilidad de falla δ en el intervalo abierto (0, 1).
 
-    δ = 0 es ε-DP pura (el mecanismo Gaussiano no la alcanza) y δ ≥ 1 no
+    δ = 0 es ε-DP pura (el mecanismo gaussiano no la alcanza) y δ ≥ 1 no
     garantiza nada.
     """
     number = check_number(delta, name=name)
