@@ -176,6 +176,11 @@ def simplified_formula_on_the_sigma_20_example() -> float:
     return accounting.advanced_composition_simplified(epsilon=per_step, k=10_000, delta_prime=0.5e-5)
 
 
+def linear_term_of_the_advanced_bound() -> float:
+    per_step = accounting.gaussian_classic_epsilon(sigma=20, delta=0.5e-5 / 10_000)
+    return 10_000 * per_step * math.expm1(per_step)
+
+
 def education_counts() -> np.ndarray:
     return queries.histogram_counts(census().education, categories=EDUCATION_LEVELS)
 
@@ -271,6 +276,10 @@ CLAIMS = [
           lambda: 2 * math.log(1e5) / math.expm1(0.01) ** 2, 228_000, 1_000),
     claim("04-aproximada.md", "daría ε′ ≈ 325", simplified_formula_on_the_sigma_20_example, 325),
     claim("04-aproximada.md", "cuando la cota válida es ≈ 1444", lambda: accountants_at_10k()["advanced"], 1444),
+    # The linear term kε(e^ε − 1) of the full bound, at the σ = 20 example's last point.
+    claim("04-aproximada.md", "(≈ 1281 de los 1444)", lambda: linear_term_of_the_advanced_bound(), 1281),
+    claim("04-aproximada.md", "Aquí cada paso cuesta ε ≈ 0,33",
+          lambda: accounting.gaussian_classic_epsilon(sigma=20, delta=0.5e-5 / 10_000), 0.33),
     claim("04-aproximada.md", "Con n = 5000, 1/n = 2·10⁻⁴",
           lambda: 1e4 * queries.random_person_delta(n=len(census())), 2),
     claim("04-aproximada.md", "δ = 10⁻⁵ es veinte veces menor que 1/n",
@@ -708,6 +717,32 @@ def test_what_a_student_types_is_written_as_code():
             if re.search(r"\b(probar|cambiar|poner|agregar|bajar|subir)\b[^.]*\b[a-zε]+ = \d", line):
                 invitations.append(f"{path.name}:{number}: {line.strip()}")
     assert invitations == []
+
+
+# Words the deck's Spanish does without (an English or regional word, a capitalised adjective,
+# a spelling the RAE no longer uses, a key the interface calls otherwise).
+AVOIDED_WORDS = [
+    (r"\b[Ss]lides\b", "diapositivas"),
+    (r"\bdataset\b", "conjunto de datos"),
+    (r"\bSpoiler\b", "adelanto"),
+    (r"Ctrl\+Enter", "Intro"),
+    (r"(?<![.:—] )(?<!^)\bGaussian[oa]s?\b", "gaussiano (adjetivo en minúscula)"),
+    (r"\b[Pp]ost-?procesa", "posprocesamiento"),
+    (r"\bmomios\b", "razón de probabilidades, chances"),
+    (r"\b[Aa]rriba de\b|\b[Aa]bajo de\b", "por encima de, por debajo de"),
+]
+
+
+@pytest.mark.parametrize("path", sorted(SLIDES.glob("*.md")), ids=lambda path: path.name)
+def test_prose_uses_the_decks_spanish(path):
+    found = []
+    for number, line in prose_lines(path):
+        if line.startswith("<!--"):
+            continue  # slide attributes: ids are identifiers, not prose
+        for pattern, instead in AVOIDED_WORDS:
+            if re.search(pattern, line.strip()):
+                found.append(f"{path.name}:{number}: «{line.strip()[:60]}» → {instead}")
+    assert found == []
 
 
 # ---------------------------------------------------------------- errata

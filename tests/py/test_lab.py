@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -64,10 +65,10 @@ def test_evidence_holds_for_other_seeds():
 def test_fact_strings_follow_the_number_format(result):
     # Spanish text a student reads: decimal comma, thousands grouped with a space from five digits.
     for item in result["evidence"]:
-        assert not __import__("re").search(r"\d\.\d", item["fact"]), item["fact"]
-        assert not __import__("re").search(r"(?<![\d,])\d{5,}", item["fact"]), item["fact"]
+        assert not re.search(r"\d\.\d", item["fact"]), item["fact"]
+        assert not re.search(r"(?<![\d,])\d{5,}", item["fact"]), item["fact"]
     for text in result["limitations"]:
-        assert not __import__("re").search(r"\d\.\d", text), text
+        assert not re.search(r"\d\.\d", text), text
 
 
 def test_limitations_state_what_the_teaching_code_is_not(result):
