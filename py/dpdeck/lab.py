@@ -298,7 +298,7 @@ def measure_averaging(census, rng, *, epsilon=0.5, trials=400):
     return results, evidence
 
 
-def measure_histogram(census, rng, *, epsilon=0.5, repeats=400):
+def measure_histogram(census, rng, *, epsilon=0.5, repeats=100):
     """Capítulo 2: histograma educativo privado; composición paralela, medida."""
     release = experiments.run_private_histogram(rng=rng, epsilon=epsilon)
     counts = release["true_counts"]
@@ -439,7 +439,7 @@ def choose_bound_privately(census, rng, *, search_epsilon=0.2, sum_epsilon=0.8, 
     return results, evidence
 
 
-def compute_private_mean(census, rng, *, epsilon=1.0, repeats=2000):
+def compute_private_mean(census, rng, *, epsilon=1.0, repeats=1000):
     """Capítulo 3: promedio de edad = suma (ε/2, Δ = 90) / conteo (ε/2, Δ = 1), con su libro."""
     ages = census.age.astype(float)
     ledger = accounting.PrivacyLedger()
@@ -467,7 +467,7 @@ def compute_private_mean(census, rng, *, epsilon=1.0, repeats=2000):
     evidence = [
         _fact("mean",
               "El promedio privado de edad anota dos publicaciones: la suma (sensibilidad 90, ε/2) y el "
-              "conteo (sensibilidad 1, ε/2), ε = 1 en total; medido en 2000 corridas, se mueve ≈ 0,05 "
+              "conteo (sensibilidad 1, ε/2), ε = 1 en total; medido en 1000 corridas, se mueve ≈ 0,05 "
               "años, lo que predicen esos dos ruidos (±5 errores estándar).",
               [round(r.epsilon, 12) for r in ledger.releases] == [epsilon / 2, epsilon / 2]
               and abs(spent - epsilon) < 1e-12 and abs(spread / expected_spread - 1) <= tolerance,
