@@ -325,7 +325,7 @@ def plot_attack_through_noise(differences, *, signal=1.0) -> Figure:
                label=f"señal: {format_number(signal)}")
     ax.set_xlabel("consulta 1 − consulta 2 (con ruido)")
     ax.set_ylabel("número de ataques")
-    _legend_on_top(figure, ax, ncols=3)
+    _legend_on_top(figure, ax, ncols=2)
     _style_axes(ax, grid_axis="y")
     return figure
 
@@ -557,7 +557,7 @@ def plot_accountants(ks, curves) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("publicaciones gaussianas, k")
     ax.set_ylabel("ε total")
-    _legend_on_top(figure, ax, ncols=3)
+    _legend_on_top(figure, ax, ncols=2)
     low, high = ax.get_ylim()
     ax.set_ylim(low, high * 4)
     _style_axes(ax)
@@ -660,7 +660,9 @@ def plot_iterations_cost(iterations, accuracies, *, epsilon, majority=None) -> F
     """
     iterations = _as_float_array(iterations, name="iterations")
     accuracies = np.asarray(accuracies, dtype=float)
-    figure, ax = _new_figure()
+    # A little lower than the others: its slide carries two paragraphs of the lecture
+    # around the cell, and the figure sets the cell's height.
+    figure, ax = _new_figure((FIGSIZE[0], FIGSIZE[1] - 0.15))
     mean = _plot_accuracy_band(ax, iterations, accuracies, xs_name="iteraciones")
     if majority is not None:
         ax.axhline(float(majority), color=COLORS["gris"], linestyle=":", linewidth=2.4,
