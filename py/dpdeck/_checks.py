@@ -32,6 +32,8 @@ __all__ = [
     "check_nonempty",
     "check_values",
     "check_rng",
+    "check_probability",
+    "check_nonnegative",
 ]
 
 
@@ -194,3 +196,19 @@ def check_rng(rng, *, name: str = "rng") -> np.random.Generator:
             f"np.random.default_rng(0); se recibió {describe(rng)}"
         )
     return rng
+
+
+def check_probability(value, *, name: str) -> float:
+    """Exige una probabilidad en (0, 1] (por ejemplo, la de entrar a una muestra)."""
+    number = check_positive(value, name=name)
+    if number > 1.0:
+        raise ValueError(f"{name} debe estar en el intervalo (0, 1]; se recibió {describe(value)}")
+    return number
+
+
+def check_nonnegative(value, *, name: str) -> float:
+    """Exige un número real finito mayor o igual que 0."""
+    number = check_number(value, name=name)
+    if not (math.isfinite(number) and number >= 0):
+        raise ValueError(f"{name} debe ser un número mayor o igual que 0; se recibió {describe(value)}")
+    return number

@@ -38,8 +38,10 @@ from ._checks import (
     check_epsilon,
     check_finite,
     check_nonempty,
+    check_nonnegative,
     check_positive,
     check_positive_int,
+    check_probability,
     check_sensitivity,
     check_sigma,
     describe,
@@ -412,17 +414,9 @@ def amplify_by_subsampling(*, epsilon, sampling_probability, delta=0.0) -> tuple
     Devuelve ``(epsilon, delta)`` amplificados.
     """
     epsilon = check_epsilon(epsilon)
-    q = check_number_in_unit_interval(sampling_probability, name="sampling_probability")
+    q = check_probability(sampling_probability, name="sampling_probability")
     delta = 0.0 if delta == 0 else check_delta(delta)
     return math.log1p(q * math.expm1(epsilon)), q * delta
-
-
-def check_number_in_unit_interval(value, *, name: str) -> float:
-    """Exige una probabilidad q en (0, 1]."""
-    number = check_positive(value, name=name)
-    if number > 1.0:
-        raise ValueError(f"{name} debe estar en el intervalo (0, 1]; se recibió {describe(value)}")
-    return number
 
 
 # ------------------------------------------------------------ Laplace en RDP --
@@ -479,7 +473,7 @@ def gaussian_exact_delta(*, epsilon, sigma, sensitivity=1.0, steps=1) -> float:
     Differential Privacy: Analytical Calibration and Optimal Denoising", ICML,
     Teorema 8.
     """
-    epsilon = check_number_nonnegative(epsilon, name="epsilon")
+    epsilon = check_nonnegative(epsilon, name="epsilon")
     sigma = check_sigma(sigma)
     sensitivity = check_sensitivity(sensitivity)
     steps = check_positive_int(steps, name="steps")
@@ -513,14 +507,6 @@ def gaussian_exact_epsilon(*, delta, sigma, sensitivity=1.0, steps=1) -> float:
         else:
             high = middle
     return high
-
-
-def check_number_nonnegative(value, *, name: str) -> float:
-    """Exige un número real finito ≥ 0."""
-    number = check_finite(value, name=name)
-    if isinstance(number, np.ndarray) or number < 0:
-        raise ValueError(f"{name} debe ser un número mayor o igual que 0; se recibió {describe(value)}")
-    return float(number)
 
 
 # ----------------------------------------------------------- libro de cuentas --

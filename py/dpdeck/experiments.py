@@ -21,6 +21,7 @@ con ``dpdeck.figures`` solo al llamar ``draw_experiment``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -170,8 +171,6 @@ def run_laplace_vs_gauss(*, epsilon=0.5, delta=1e-5, x=None, window=2.0) -> dict
     verdadero: 1 − e^{−w/b} para Laplace y erf(w/(σ√2)) para Gauss (64 % y
     17 % con ε = 0,5, δ = 10⁻⁵, w = 2).
     """
-    from math import erf, exp, sqrt
-
     x = np.linspace(-30, 30, 1201) if x is None else np.asarray(x, dtype=float)
     scale = laplace_scale(sensitivity=1, epsilon=epsilon)
     sigma = gaussian_sigma(sensitivity=1, epsilon=epsilon, delta=delta)
@@ -181,8 +180,8 @@ def run_laplace_vs_gauss(*, epsilon=0.5, delta=1e-5, x=None, window=2.0) -> dict
         "gauss": gaussian_density(x, sigma=sigma),
         "scale": scale,
         "sigma": sigma,
-        "laplace_mass": 1.0 - exp(-window / scale),
-        "gauss_mass": erf(window / (sigma * sqrt(2.0))),
+        "laplace_mass": 1.0 - math.exp(-window / scale),
+        "gauss_mass": math.erf(window / (sigma * math.sqrt(2.0))),
     }
 
 
