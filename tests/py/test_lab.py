@@ -419,6 +419,9 @@ def test_every_evidence_item_has_a_sabotage(result):
     assert len(covered) == len(result["evidence"])
 
 
+# Twenty times the noise puts the Rényi optimum of the sabotaged ledger at the grid's edge: the
+# warning is right there, and beside the point of the test.
+@pytest.mark.filterwarnings("ignore::dpdeck.accounting.RdpGridWarning")
 @pytest.mark.parametrize("step_name, index, sabotage", SABOTAGES,
                          ids=[f"{name}[{index}]-{getattr(s, '__name__', 'sabotage')}"
                               for name, index, s in SABOTAGES])
