@@ -41,6 +41,8 @@ __all__ = [
     "check_noise_range",
     "check_positive_rational",
     "check_integers",
+    "check_probability",
+    "check_nonnegative",
 ]
 
 
@@ -92,7 +94,7 @@ def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
 def check_delta(delta, *, name: str = "delta") -> float:
     """Exige una probabilidad de falla δ en el intervalo abierto (0, 1).
 
-    δ = 0 es ε-DP pura (el mecanismo Gaussiano no la alcanza) y δ ≥ 1 no
+    δ = 0 es ε-DP pura (el mecanismo gaussiano no la alcanza) y δ ≥ 1 no
     garantiza nada.
     """
     number = check_number(delta, name=name)
@@ -379,3 +381,17 @@ def check_integers(values, *, name: str = "valor"):
             f"(un escalar de Python no tiene ese límite)"
         )
     return array.astype(np.int64)
+def check_probability(value, *, name: str) -> float:
+    """Exige una probabilidad en (0, 1] (por ejemplo, la de entrar a una muestra)."""
+    number = check_positive(value, name=name)
+    if number > 1.0:
+        raise ValueError(f"{name} debe estar en el intervalo (0, 1]; se recibió {describe(value)}")
+    return number
+
+
+def check_nonnegative(value, *, name: str) -> float:
+    """Exige un número real finito mayor o igual que 0."""
+    number = check_number(value, name=name)
+    if not (math.isfinite(number) and number >= 0):
+        raise ValueError(f"{name} debe ser un número mayor o igual que 0; se recibió {describe(value)}")
+    return number

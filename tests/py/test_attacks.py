@@ -185,10 +185,10 @@ def printed(source, **replacements):
 def test_the_cell_prints_what_its_notes_say():
     source, notes = attack_slide()
     output = printed(source)
-    assert "laplace_mechanism: acierta 91,1 %" in output and "acierta el 91,1 %" in notes
-    assert "discrete_laplace_mechanism: acierta 49,5 %" in output and "queda en 49,5 %" in notes
-    assert "máximo con ε-DP: 62,2 %" in output and "≈ 62,2 %" in notes
-    assert "¿-0.486" in output and " sale de 1? sí" in output and " sale de 0? no" in output
+    assert "laplace_mechanism: acierta 91,1\u00a0%" in output and "acierta el 91,1 %" in notes
+    assert "discrete_laplace_mechanism: acierta 49,5\u00a0%" in output and "queda en 49,5 %" in notes
+    assert "máximo con ε-DP: 62,2\u00a0%" in output and "≈ 62,2 %" in notes
+    assert "¿−0,486" in output and " sale de 1? sí" in output and " sale de 0? no" in output
     assert "−0,486… sale del 1 y no del 0" in notes
 
 
@@ -197,10 +197,10 @@ def test_the_answer_to_the_class_question_is_what_the_cell_prints():
     source, notes = attack_slide()
     counts = ("con, sin = 1, 0 ", "con, sin = 42, 41 ")
     hospital = printed(source, counts=counts)
-    assert "laplace_mechanism: acierta 52,2 %" in hospital and "52,2 %" in notes
+    assert "laplace_mechanism: acierta 52,2\u00a0%" in hospital and "52,2 %" in notes
     more_noise = printed(source, counts=counts, epsilon=("epsilon, ensayos = 0.5,", "epsilon, ensayos = 0.1,"))
-    assert "laplace_mechanism: acierta 59,9 %" in more_noise and "sube a 59,9 %" in notes
-    assert "máximo con ε-DP: 52,5 %" in more_noise and "máximo de 52,5 %" in notes
+    assert "laplace_mechanism: acierta 59,9\u00a0%" in more_noise and "sube a 59,9 %" in notes
+    assert "máximo con ε-DP: 52,5\u00a0%" in more_noise and "máximo de 52,5 %" in notes
 
 
 def test_more_than_three_in_four_releases_are_impossible_from_the_other_count():
