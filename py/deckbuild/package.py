@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -29,6 +30,8 @@ BUNDLES = (
     ("css/main.css", "css/main.css", None),
 )
 WHEEL_PACKAGE = "dpdeck"
+SHIPPED_FONTS = "fonts/"
+STYLESHEET_URL = re.compile(r"""url\(\s*(["']?)([^"')]+)\1\s*\)""")
 FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
 
@@ -101,6 +104,26 @@ def copy_shipped_pins(out: Path) -> None:
         else:
             ensure_dir(destination.parent)
             shutil.copyfile(source, destination)
+
+
+def check_stylesheet_urls(out: Path) -> None:
+    """Every url() of every stylesheet in out/ names a file in out/, and every shipped font is used."""
+    used = set()
+    for sheet in sorted(out.rglob("*.css")):
+        for _, url in STYLESHEET_URL.findall(sheet.read_text(encoding="utf-8")):
+            if url.startswith(("data:", "#")):
+                continue
+            target = (sheet.parent / url.split("?")[0].split("#")[0]).resolve()
+            if not target.is_relative_to(out.resolve()) or not target.is_file():
+                raise BuildError(f"{sheet.relative_to(out)} pide url({url}), que no está en el mazo "
+                                 "(¿falta fijarlo en py/deckbuild/pins.py?)")
+            used.add(target.relative_to(out.resolve()).as_posix())
+    fonts = {pin.ship for pin in list_shipped_pins() if pin.ship.startswith(SHIPPED_FONTS)
+             and pin.ship.endswith(".woff2")}
+    unused = sorted(fonts - used)
+    if unused:
+        raise BuildError(f"letra fijada que ninguna hoja de estilo usa: {', '.join(unused)} "
+                         "(quítala de py/deckbuild/pins.py o declárala en deck/css/theme.css)")
 
 
 def write_manifest(out: Path, boot_bytes: int, wheel: Path) -> dict:

@@ -47,6 +47,11 @@ def pyodide_wheel(name: str, version: str, file: str, sha256: str) -> Pin:
     return Pin(name, version, "pyodide-wheel", file, sha256)
 
 
+def font(name: str, version: str, file_name: str, sha256: str) -> Pin:
+    """A web font of an @fontsource package, shipped as dist/fonts/<file_name>."""
+    return npm(name, version, f"files/{file_name}", sha256, ship=f"fonts/{file_name}")
+
+
 PINS = (
     npm("reveal.js", "5.2.1", "dist/reveal.css", "68f915a11ebf7203c0446576b7e952ff61c5dd02134a8a226ffaf62ed42136d2", ship="vendor/reveal/reveal.css"),
     npm("reveal.js", "5.2.1", "dist/reveal.js", "46538b52db48724192f59bf46f5e851a18e302777c46f4a34c32709d010d6a29", ship="vendor/reveal/reveal.js"),
@@ -55,6 +60,27 @@ PINS = (
     npm("katex", "0.16.47", "dist/katex.js", "b6d127a59e590859c5a12e92f7eb5a4a21be58f3ffc1dff7616b0584c4d5f631"),
     npm("katex", "0.16.47", "dist/fonts/", "05901ecd6deb1d5b52ad4844821c086769c8bcb63c8d5d0045d64e3f3fe18eac", ship="vendor/katex/fonts/"),
     npm("esbuild", "0.25.9", "lib/main.js", "e233396b4bafde87ff97cc0c2297a78e13435e9693745e5fb73848921b361373"),
+    # The deck's fonts, shipped in dist/fonts/ and declared in deck/css/theme.css: Arimo for
+    # text (Arial's metrics, which the slides' layout is measured with), DejaVu Sans Mono for
+    # code, DejaVu Sans for the symbols Arimo lacks (≈ ≤ ∈ ⁻…).
+    font("@fontsource/arimo", "5.3.0", "arimo-latin-400-normal.woff2", "c1f056f51c99a65aca53a0a80e71e67916dd7a8ed2423cd11f52193241440b20"),
+    font("@fontsource/arimo", "5.3.0", "arimo-latin-400-italic.woff2", "56da61898ceaf4ffec05922232ef957515d6debdae5bcb952667a46b6af5cd08"),
+    font("@fontsource/arimo", "5.3.0", "arimo-latin-700-normal.woff2", "181215e08de9ce411e8c9e628eea6ea8bfa45de2a955ee57fc970dd8a080a3f6"),
+    font("@fontsource/arimo", "5.3.0", "arimo-latin-700-italic.woff2", "585caa2d533eff8554785869fc41a802a6865c243a83e1b5d210eb18125c032a"),
+    font("@fontsource/arimo", "5.3.0", "arimo-latin-ext-400-normal.woff2", "3aa939fa388033f207a6c594115ec80f5aceba5c8a071606480293a3e4969332"),
+    font("@fontsource/arimo", "5.3.0", "arimo-latin-ext-400-italic.woff2", "9f8888b1d8eede840c1e8cf2f1e30ac675a12bed3ee835295822ecd73262a7bf"),
+    font("@fontsource/arimo", "5.3.0", "arimo-latin-ext-700-normal.woff2", "781c6a1e5dde17a6a4930d7776234c59620917171ecc694276d651eeac9ccec6"),
+    font("@fontsource/arimo", "5.3.0", "arimo-latin-ext-700-italic.woff2", "69f650e913979f66aea166f481adc2ada919b8082ae8be4224a865d61c0387f8"),
+    font("@fontsource/arimo", "5.3.0", "arimo-greek-400-normal.woff2", "4754a2265adc3b539670d996a1b5d19d7e5168b10bd6803ccac03d7a0b982da7"),
+    font("@fontsource/arimo", "5.3.0", "arimo-greek-400-italic.woff2", "6e9803689ced5e508a3b28a7fdd28c6913cfc3d0b48ee23d52230f8b8f5352d9"),
+    font("@fontsource/arimo", "5.3.0", "arimo-greek-700-normal.woff2", "0b6b8cb692d8ab819ccf9c866d9d879f8a115a6cbec74b730f0c8e2eceeb4d9d"),
+    font("@fontsource/arimo", "5.3.0", "arimo-greek-700-italic.woff2", "1724e5cafe03779f05bff08b1b7173ab14135ea6986179dc61487f0e0d4fac0c"),
+    npm("@fontsource/arimo", "5.3.0", "LICENSE", "ee316340ba281306a746941edde09288dda2438879b2f30ed8ef914ec0b9079e", ship="fonts/LICENSE-arimo.txt"),
+    font("@fontsource/dejavu-mono", "5.3.0", "dejavu-mono-latin-400-normal.woff2", "6242d5eac0a8e83fc2668f1e219b1eaa276a97ba9945747cc9a2918eab209580"),
+    font("@fontsource/dejavu-mono", "5.3.0", "dejavu-mono-latin-700-normal.woff2", "d118121ca2f1629c66c9709ac99649248f696ddf6d432bb4cca53a0f5bf0f49c"),
+    npm("@fontsource/dejavu-mono", "5.3.0", "LICENSE", "f88d5294af5a772f9114eb385009e3478d62b21f3e5bbc34d159d328047c8867", ship="fonts/LICENSE-dejavu.txt"),
+    font("@fontsource/dejavu-sans", "5.3.0", "dejavu-sans-latin-400-normal.woff2", "c3c7ca00b4538cc10906a5d4d921aab2369b2bee781168ef2ca695f3a5805760"),
+    font("@fontsource/dejavu-sans", "5.3.0", "dejavu-sans-latin-700-normal.woff2", "77fef6ca55dd03f7a12bc113181bda99062de681c84fd27355c6dec26cd9263c"),
     # CodeMirror 6 and what it pulls in, bundled into js/main.js by esbuild
     npm("codemirror", "6.0.2", "", "9e81f0f279cd15606795c310644bcbc2f0facff898184fe9cad8b719e336f4fe"),
     npm("@codemirror/autocomplete", "6.20.4", "", "912ed090a1e69c5db8396d7d4e304ad15cfb684997fe727a53d477d87cfd1f68"),

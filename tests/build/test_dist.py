@@ -6,13 +6,18 @@ import base64
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from deck_fixtures import ROOT, SAMPLE_DECK, run_build, write_deck
-from deckbuild.package import read_project_version
+from deckbuild.errors import BuildError
+from deckbuild.package import check_stylesheet_urls, read_project_version
+from deckbuild.pins import list_shipped_pins
 from deckbuild.prerender import read_cached_outcome, write_cached_outcome
 
 
@@ -170,3 +175,32 @@ def test_only_the_dpdeck_package_ships_never_the_build(dist_dir):
         found = tomllib.load(handle)["tool"]["setuptools"]["packages"]["find"]
     assert "deckbuild" in find_packages(where=str(ROOT / "py"))   # there is something to leave out
     assert find_packages(where=str(ROOT / found["where"][0]), include=found["include"]) == ["dpdeck"]
+
+
+def test_the_fonts_are_the_pinned_files_declared_by_the_stylesheet(dist_dir):
+    """dist/fonts/ holds exactly the pinned fonts; css/main.css declares each (woff2, swap, relative URL)."""
+    pinned = {pin.ship: pin.sha256 for pin in list_shipped_pins() if pin.ship.startswith("fonts/")}
+    shipped = {path.relative_to(dist_dir).as_posix() for path in (dist_dir / "fonts").iterdir()}
+    assert shipped == set(pinned) and any(name.endswith(".woff2") for name in shipped)
+    assert {name: sha256(dist_dir / name) for name in shipped} == pinned
+    stylesheet = (dist_dir / "css" / "main.css").read_text(encoding="utf-8")
+    faces = re.findall(r"@font-face\s*{([^}]*)}", stylesheet)
+    declared = {re.search(r"url\(\"?\.\./(fonts/[^)\"]+)", face).group(1) for face in faces}
+    assert declared == {name for name in pinned if name.endswith(".woff2")}
+    assert all("font-display:swap" in face.replace(" ", "") for face in faces)
+    assert re.search(r'--dp-font:\s*"Arimo"', stylesheet) and re.search(r'--dp-mono:\s*"DejaVu Sans Mono"', stylesheet)
+
+
+def test_a_stylesheet_url_to_a_missing_file_or_an_unused_font_stops_the_build(dist_dir, tmp_path):
+    deck = tmp_path / "mazo"
+    (deck / "css").mkdir(parents=True)
+    (deck / "fonts").mkdir()
+    for name in ("css/main.css", *[pin.ship for pin in list_shipped_pins() if pin.ship.startswith("fonts/")]):
+        (deck / name).write_bytes((dist_dir / name).read_bytes())
+    check_stylesheet_urls(deck)
+    (deck / "fonts" / "arimo-greek-400-normal.woff2").unlink()
+    with pytest.raises(BuildError, match=r"css/main.css pide url\(\.\./fonts/arimo-greek-400-normal.woff2\)"):
+        check_stylesheet_urls(deck)
+    (deck / "css" / "main.css").write_text("body { color: black }")
+    with pytest.raises(BuildError, match="letra fijada que ninguna hoja de estilo usa: fonts/arimo-greek-400-italic"):
+        check_stylesheet_urls(deck)
