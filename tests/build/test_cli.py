@@ -88,3 +88,13 @@ def test_no_browser_leaves_them_out_and_says_so_on_the_last_line(without_chromiu
     assert result.returncode == 0, result.stdout + result.stderr
     assert lines[-1] == build.NO_BROWSER_LINE
     assert "deselected" in lines[-2] and " passed" in lines[-2], lines[-2]
+
+
+def test_build_py_starts_with_the_standard_library_only():
+    """Before .venv exists build.py must import: no site-packages at all (-S), and no third-party module loaded."""
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import build; "
+             "print(sorted(name for name in sys.modules if name.split('.')[0] in "
+             "('markdown_it', 'mdit_py_plugins', 'numpy', 'matplotlib', 'playwright', 'dpdeck')))")
+    result = subprocess.run([sys.executable, "-S", "-c", probe, str(ROOT)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
