@@ -1,19 +1,19 @@
-"""La construcción del mazo dpdeck, por etapas (ver ARCHITECTURE.md).
+"""The dpdeck build, one stage per module (see ARCHITECTURE.md).
 
-    pins        la tabla de versiones: cada archivo de fuera, con su SHA-256
-    fetch       descargas verificadas y su caché por SHA-256
-    pyodide     el núcleo de Pyodide y las ruedas que se envían, contra su lock
-    markdown    el dialecto Markdown de las diapositivas (markdown-it)
-    slides      Markdown → registros `Deck`/`Slide`/`Cell` (el único lector)
-    typeset     las fórmulas, con KaTeX
-    prerender   cada celda ejecutada con Python nativo, con caché por hash
-    render      la página: secciones de reveal.js y celdas con su salida
-    package     paquetes de esbuild, la rueda dpdeck, el manifiesto
-    pipeline    la construcción en orden, en una carpeta temporal
-    server      el servidor de desarrollo (COOP/COEP, ETag)
-    browser     dónde está el Chromium de las pruebas
+    pins        the pin table: every outside file, by version and SHA-256
+    fetch       verified downloads, cached by SHA-256
+    pyodide     Pyodide's core and the wheels the deck ships, checked against its lock
+    markdown    the slides' Markdown dialect (markdown-it)
+    slides      Markdown → `Deck`/`Slide`/`Cell` records (the one reader)
+    typeset     formulas, with KaTeX
+    prerender   every cell run with native Python, cached by hash
+    render      the page: reveal.js sections and cells with their output
+    package     esbuild bundles, the dpdeck wheel, shipped files, the manifest
+    pipeline    the build in order, in a temporary folder
+    server      the development server (COOP/COEP, ETag)
+    browser     where the tests' Chromium is
 
-`paths`, `errors`, `files` y `commands` usan solo la biblioteca estándar: build.py
-los importa antes de que exista .venv. Este paquete no se envía al navegador:
-la rueda del mazo lleva solo `dpdeck`.
+`paths`, `errors`, `files` and `commands` use the standard library only:
+build.py imports them before .venv exists. This package never ships to the
+browser: the deck's wheel holds `dpdeck` alone.
 """
