@@ -49,6 +49,9 @@ class Cell:
     def where(self) -> str:
         return f"{display_path(self.file)}:{self.line}"
 
+    def __hash__(self) -> int:   # a fence line is one cell
+        return hash((self.file, self.line))
+
 
 @dataclass(frozen=True)
 class Slide:
@@ -61,6 +64,9 @@ class Slide:
     source: str                 # its Markdown as written
     cells: tuple[Cell, ...]
     tokens: tuple = field(repr=False, compare=False)   # markdown-it block tokens, for rendering
+
+    def __hash__(self) -> int:
+        return hash((self.file, self.line))
 
 
 @dataclass(frozen=True)
