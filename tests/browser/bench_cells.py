@@ -22,12 +22,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-import build  # noqa: E402
+sys.path.insert(0, str(ROOT / "py"))
+from deckbuild.browser import CHROMIUM_ARGS, MISSING_BROWSER_MESSAGE, find_chromium  # noqa: E402
+from deckbuild.server import make_server  # noqa: E402
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 TIMEOUT_MS = 180_000
 GO_TO_CELL = """selector => {
     const where = Reveal.getIndices(document.querySelector(selector).closest('.slides > section'));
@@ -120,15 +118,15 @@ def main() -> None:
         sys.exit(f"no hay un mazo construido en {dist}: ejecuta «python3 build.py»")
     from playwright.sync_api import sync_playwright
 
-    isolated = build.make_server(dist, 0, isolated=True)
+    chromium = find_chromium()
+    if chromium is None:
+        sys.exit(MISSING_BROWSER_MESSAGE)
+    isolated = make_server(dist, 0, isolated=True)
     plain = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
                                             functools.partial(QuietHandler, directory=str(dist.parent)))
     urls = {"servidor de build.py": serve(isolated), "http.server simple": serve(plain) + f"{dist.name}/"}
     with sync_playwright() as playwright:
-        options_launch = {"headless": True, "args": CHROMIUM_ARGS}
-        if CHROMIUM.exists():
-            options_launch["executable_path"] = str(CHROMIUM)
-        browser = playwright.chromium.launch(**options_launch)
+        browser = playwright.chromium.launch(headless=True, args=CHROMIUM_ARGS, executable_path=str(chromium))
         for label, url in urls.items():
             summarize(label, [measure(browser, url) for _ in range(options.rounds)])
         browser.close()

@@ -1,5 +1,5 @@
 """Fixtures for the live-cell browser tests: a small deck built from
-tests/browser/fixture_slides with build.py, served with and without
+tests/browser/fixture_slides by deckbuild, served with and without
 cross-origin isolation (tests/conftest.py's servers), and pages where Python has
 already booted (one boot per module, since each costs several seconds)."""
 
@@ -9,23 +9,23 @@ from pathlib import Path
 
 import pytest
 
-import build
 from cellpages import wait_until_ready
+from deckbuild.pipeline import build
 
 FIXTURE_SLIDES = Path(__file__).with_name("fixture_slides")
 
 
 @pytest.fixture(scope="session")
 def cells_dist(dist_dir, tmp_path_factory) -> Path:
-    """The fixture deck, built by build.py with the same JS, CSS and Pyodide as dist/."""
+    """The fixture deck, built by deckbuild with the same JS, CSS and Pyodide as dist/."""
     out = tmp_path_factory.mktemp("celdas") / "mazo"
-    build.build(FIXTURE_SLIDES, out)
+    build(FIXTURE_SLIDES, out)
     return out
 
 
 @pytest.fixture(scope="session")
 def cells_url(cells_dist, serve_folder):
-    """The fixture deck on build.py's server (COOP/COEP: Stop interrupts)."""
+    """The fixture deck on the deck's own server (COOP/COEP: Stop interrupts)."""
     return serve_folder(cells_dist)
 
 

@@ -1,0 +1,108 @@
+"""The page: each slide as a reveal.js <section>, each cell with its pre-rendered output.
+
+Stage: (`Deck`, typeset math, `Prerendered`) → the HTML of index.html, from
+deck/template.html. A cell is found by the line of its fence in its slide, so
+nothing is stored on the parser's tokens.
+"""
+
+from __future__ import annotations
+
+import html
+
+from .errors import BuildError
+from .markdown import CONTAINERS, make_markdown
+from .paths import TEMPLATE
+from .prerender import CellOutcome, Prerendered
+from .slides import Cell, Deck, MathKey, Slide
+
+
+def render_output(output: dict, cell: Cell, figure_number: int) -> str:
+    kind = output.get("type")
+    if kind == "stream":
+        name = "stderr" if output.get("name") == "stderr" else "stdout"
+        return f'<pre class="out-stream out-{name}">{html.escape(output["text"], quote=False)}</pre>'
+    if kind == "value":
+        return f'<pre class="out-value">{html.escape(output["text"], quote=False)}</pre>'
+    if kind == "figure":
+        width, height = output.get("width"), output.get("height")
+        size = f' width="{int(width)}" height="{int(height)}"' if width and height else ""
+        return (f'<img class="out-figure" src="{output["src"]}" alt="Figura {figure_number + 1} de la '
+                f'celda {html.escape(cell.id)}"{size}>')
+    if kind == "error":
+        text = output.get("traceback") or f"{output.get('ename')}: {output.get('evalue')}"
+        return f'<pre class="out-error">{html.escape(text, quote=False)}</pre>'
+    raise BuildError(f"{cell.where()}: salida de tipo desconocido «{kind}» en la celda «{cell.id}»")
+
+
+def render_cell(outcome: CellOutcome) -> str:
+    cell = outcome.cell
+    outputs, figure_number = [], 0
+    for output in outcome.outputs:
+        outputs.append("    " + render_output(output, cell, figure_number))
+        if output.get("type") == "figure":
+            figure_number += 1
+    body = "\n".join(outputs)
+    return (f'<div class="cell" data-cell-id="{cell.id}" data-figures="{cell.figures}" '
+            f'data-layout="{cell.layout}" data-status="idle" data-prevent-swipe>\n'
+            f'  <pre class="cell-source"><code class="language-python">'
+            f'{html.escape(cell.source, quote=False)}</code></pre>\n'
+            f'  <div class="cell-output" data-origin="prerendered">\n{body}\n  </div>\n</div>\n')
+
+
+def make_renderer(math: dict[MathKey, str]):
+    """The slides' markdown-it with rules for cells, containers and typeset math.
+
+    A slide is rendered with env["cells"] = {fence line: cell HTML}.
+    """
+    md = make_markdown()
+    default_fence = md.renderer.rules["fence"]
+
+    def fence(self, tokens, index, options, env):
+        cell_html = env.get("cells", {}).get(tokens[index].map[0] + 1)
+        if cell_html is None:
+            return default_fence(tokens, index, options, env)
+        return cell_html
+
+    def container_open(self, tokens, index, options, env):
+        return CONTAINERS[tokens[index].info][0] + "\n"
+
+    def container_close(self, tokens, index, options, env):
+        return CONTAINERS[tokens[index].info][1] + "\n"
+
+    def math_inline(self, tokens, index, options, env):
+        return math[MathKey(tokens[index].content.strip(), False)]
+
+    def math_display(self, tokens, index, options, env):
+        return math[MathKey(tokens[index].content.strip(), True)] + ("\n" if tokens[index].block else "")
+
+    md.add_render_rule("fence", fence)
+    md.add_render_rule("container_open", container_open)
+    md.add_render_rule("container_close", container_close)
+    md.add_render_rule("math_inline", math_inline)
+    md.add_render_rule("math_inline_double", math_display)
+    md.add_render_rule("math_block", math_display)
+    return md
+
+
+def render_section(md, slide: Slide, prerendered: Prerendered) -> str:
+    attrs = "".join(f' {key}="{html.escape(value)}"' for key, value in sorted(slide.attributes.items()))
+    cells = {cell.line: render_cell(prerendered.outcomes[cell.id]) for cell in slide.cells}
+    body = md.renderer.render(list(slide.tokens), md.options, {"cells": cells})
+    return f"<section{attrs} data-source=\"{html.escape(slide.file.name)}:{slide.line}\">\n{body}</section>"
+
+
+def fill_template(title: str, sections: str) -> str:
+    if not TEMPLATE.exists():
+        raise BuildError("falta deck/template.html")
+    template = TEMPLATE.read_text(encoding="utf-8")
+    for placeholder in ("{{ title }}", "{{ slides }}"):
+        if placeholder not in template:
+            raise BuildError(f"deck/template.html no tiene el marcador {placeholder}")
+    return template.replace("{{ title }}", html.escape(title)).replace("{{ slides }}", sections)
+
+
+def render_page(deck: Deck, math: dict[MathKey, str], prerendered: Prerendered) -> str:
+    """index.html: the template with every slide rendered in reading order."""
+    md = make_renderer(math)
+    sections = "\n".join(render_section(md, slide, prerendered) for slide in deck.slides)
+    return fill_template(deck.title, sections)
