@@ -51,7 +51,12 @@ CONTRACT_FILE = "protocol.json"
 
 
 def _read_contract() -> dict:
-    text = resources.files(__package__).joinpath(CONTRACT_FILE).read_text(encoding="utf-8")
+    try:
+        text = resources.files(__package__).joinpath(CONTRACT_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError as error:
+        # A wheel built without its data files: say which one, not just "no such file".
+        raise ImportError(f"el paquete dpdeck está incompleto: le falta {CONTRACT_FILE}, "
+                          "el contrato de las celdas, que debe viajar junto a sus módulos") from error
     return json.loads(text)
 
 

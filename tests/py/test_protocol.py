@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -152,3 +153,14 @@ def test_every_value_of_the_contract_file_reaches_the_page(page_side):
     assert js["OUTPUT"] == names_of(CONTRACT["outputs"])
     assert js["ORIGIN"] == names_of(CONTRACT["outputArea"]["origins"])
     assert js["CELL_STATUS"] == names_of(CONTRACT["cellStatuses"])
+
+
+def test_a_package_without_its_contract_file_says_which_file_is_missing(tmp_path):
+    package = tmp_path / "dpdeck"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    shutil.copyfile(protocol.__file__, package / "protocol.py")
+    result = subprocess.run([sys.executable, "-c", "import dpdeck.protocol"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "ImportError: el paquete dpdeck está incompleto: le falta protocol.json" in result.stderr, result.stderr
