@@ -1,21 +1,28 @@
 // Python for the deck: Pyodide inside a dedicated Web Worker, so slides and
 // editors stay responsive while Python boots or runs a cell.
 //
-// Protocol (plain data only):
-//   request  {id, type, payload}        page → worker
-//   reply    {id, ok, result | error}   worker → page, one per request
-//   event    {type, payload}            worker → page, no id
-// Requests: "boot" {base, interruptBuffer?}, "run" {runId, cellId, source, ...}.
-// Events:   "progress" {loaded, total, step, downloading}, "stream" {runId, chunks: [{name, text}]}.
-// Boot steps: runtime (runtime.json), core (Pyodide: download, then compile
-// and start the interpreter, `downloading` false), packages (numpy,
-// matplotlib…), wheel (dpdeck), warmup (first imports), ready.
+// It speaks the live cells' contract (protocol.js; every message is described
+// in deck/README.md): requests {id, type, payload} from the page, one reply
+// {id, ok, result | error} to each, and events {type, payload} without id;
+// plain data only. Boot stages: runtime (runtime.json), core (Pyodide:
+// download, then compile and start the interpreter, `downloading` false),
+// packages (numpy, matplotlib…), wheel (dpdeck), warmup (first imports), ready.
 //
 // Every file is fetched from the deck's own server: a request to any other
 // origin is refused before it leaves the browser.
 
-const STREAMS_PER_SECOND = 20;
-const STREAM_BURST = 20;
+import {
+  BOOT_STAGE,
+  EVENT,
+  MAX_FIGURES,
+  MAX_OUTPUT_CHARS,
+  OUTPUT,
+  REQUEST,
+  RUN_STATUS,
+  STREAM_EVENT_BURST,
+  STREAM_EVENTS_PER_SECOND,
+} from "./protocol.js";
+
 const PROGRESS_INTERVAL_MS = 100;
 const WARM_IMPORTS = ["numpy", "matplotlib", "matplotlib.pyplot", "dpdeck", "dpdeck.cellrun"];
 
@@ -186,7 +193,7 @@ function emitProgress() {
   clearTimeout(state.progressTimer);
   state.progressTimer = null;
   state.lastProgressAt = performance.now();
-  emit("progress", {
+  emit(EVENT.PROGRESS, {
     loaded: state.loadedBytes,
     total: state.totalBytes ? Math.max(state.totalBytes, state.loadedBytes) : 0,
     step: state.step,
@@ -249,18 +256,19 @@ async function step(name, action) {
 }
 
 async function boot({ base, interruptBuffer }) {
-  if (state.pyodide) return { result: { alreadyBooted: true } };
+  // The page starts a new worker for each boot.
+  if (state.pyodide) throw new Error("Python ya está arrancado en este worker.");
   const baseUrl = new URL(base || "../", self.location.href);
   const timings = {};
   const bootStarted = performance.now();
   let runtime;
-  timings.runtime = await step("runtime", async () => {
+  timings.runtime = await step(BOOT_STAGE.RUNTIME, async () => {
     runtime = await fetchJson(new URL("runtime.json", baseUrl), "runtime.json");
   });
   state.totalBytes = runtime.bytes || 0;
   const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
 
-  timings.core = await step("core", async () => {
+  timings.core = await step(BOOT_STAGE.CORE, async () => {
     try {
       self.importScripts(new URL("pyodide.js", pyodideUrl).href);
     } catch (error) {
@@ -281,7 +289,7 @@ async function boot({ base, interruptBuffer }) {
   const pyodide = state.pyodide;
   if (interruptBuffer) pyodide.setInterruptBuffer(takeOnRead(interruptBuffer));
 
-  timings.packages = await step("packages", async () => {
+  timings.packages = await step(BOOT_STAGE.PACKAGES, async () => {
     const failures = [];
     await pyodide.loadPackage(runtime.packages, {
       messageCallback: () => {},
@@ -290,7 +298,7 @@ async function boot({ base, interruptBuffer }) {
     if (failures.length) throw new Error(`No se pudieron cargar los paquetes: ${failures.join("; ")}`);
   });
 
-  timings.wheel = await step("wheel", async () => {
+  timings.wheel = await step(BOOT_STAGE.WHEEL, async () => {
     const micropip = pyodide.pyimport("micropip");
     try {
       await micropip.install.callKwargs(new URL(runtime.wheel, baseUrl).href, { deps: false });
@@ -301,7 +309,7 @@ async function boot({ base, interruptBuffer }) {
 
   // Importing here, before "ready", makes the first run as fast as the next ones.
   timings.imports = {};
-  timings.warmup = await step("warmup", async () => {
+  timings.warmup = await step(BOOT_STAGE.WARMUP, async () => {
     for (const name of WARM_IMPORTS) {
       const started = performance.now();
       pyodide.pyimport(name).destroy();
@@ -314,17 +322,17 @@ async function boot({ base, interruptBuffer }) {
     state.runCell.callKwargs("pass", { cell_id: "arranque" }).destroy();
     timings.imports.firstCell = Math.round(performance.now() - started);
   });
-  state.step = "ready";
+  state.step = BOOT_STAGE.READY;
   state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);
   emitProgress();
   timings.total = Math.round(performance.now() - bootStarted);
-  return { result: { timings, bytes: state.loadedBytes, version: runtime.version || "" } };
+  return { result: { timings } };
 }
 
 // ---------------------------------------------------------------- run
 
 // Collects stdout/stderr chunks and posts them as they come, but at most
-// STREAMS_PER_SECOND messages a second on average (a token bucket allowing a
+// STREAM_EVENTS_PER_SECOND messages a second on average (a token bucket allowing a
 // short burst): a cell printing in a tight loop cannot flood the page, and a
 // few prints followed by a long computation still show at once. The worker
 // cannot use timers while Python runs, so pending text goes out with the next
@@ -334,7 +342,7 @@ class StreamBatcher {
     this.runId = runId;
     this.maxChars = maxChars;
     this.pending = [];
-    this.tokens = STREAM_BURST;
+    this.tokens = STREAM_EVENT_BURST;
     this.refilledAt = performance.now();
     this.totalChars = 0;
   }
@@ -345,7 +353,10 @@ class StreamBatcher {
     else this.pending.push({ name, text });
     this.totalChars += text.length;
     const now = performance.now();
-    this.tokens = Math.min(STREAM_BURST, this.tokens + ((now - this.refilledAt) / 1000) * STREAMS_PER_SECOND);
+    this.tokens = Math.min(
+      STREAM_EVENT_BURST,
+      this.tokens + ((now - this.refilledAt) / 1000) * STREAM_EVENTS_PER_SECOND,
+    );
     this.refilledAt = now;
     // Past the cap Python sends nothing more: send the rest (and its notice) now.
     if (this.tokens >= 1 || this.totalChars > this.maxChars) {
@@ -356,7 +367,7 @@ class StreamBatcher {
 
   flush() {
     if (!this.pending.length) return;
-    emit("stream", { runId: this.runId, chunks: this.pending });
+    emit(EVENT.STREAM, { runId: this.runId, chunks: this.pending });
     this.pending = [];
   }
 }
@@ -365,15 +376,14 @@ class StreamBatcher {
 function figureBuffers(outputs) {
   const buffers = new Set();
   for (const output of outputs) {
-    if (output.type === "figure" && output.data instanceof Uint8Array) buffers.add(output.data.buffer);
+    if (output.type === OUTPUT.FIGURE && output.data instanceof Uint8Array) buffers.add(output.data.buffer);
   }
   return [...buffers];
 }
 
-async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
+async function run({ runId, cellId, source }) {
   if (!state.runCell) throw new Error("Python todavía no está listo.");
-  const maxChars = maxOutputChars || 20000;
-  const batcher = new StreamBatcher(runId, maxChars);
+  const batcher = new StreamBatcher(runId, MAX_OUTPUT_CHARS);
   const onOutput = (output) => {
     batcher.add(output.get("name"), output.get("text"));
   };
@@ -383,13 +393,13 @@ async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
     proxy = state.runCell.callKwargs(source, {
       cell_id: cellId || "celda",
       on_output: onOutput,
-      max_output_chars: maxChars,
-      max_figures: maxFigures || 20,
+      max_output_chars: MAX_OUTPUT_CHARS,
+      max_figures: MAX_FIGURES,
     });
   } catch (error) {
     // A Stop that lands before run_cell has started the cell's own code.
     if (/KeyboardInterrupt/.test(String(error && error.message))) {
-      return { result: { status: "stopped", outputs: [], notice: "Ejecución detenida." } };
+      return { result: { status: RUN_STATUS.STOPPED, outputs: [], notice: "Ejecución detenida." } };
     }
     throw error;
   } finally {
@@ -402,13 +412,12 @@ async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
 }
 
 const HANDLERS = {
-  boot: (payload) =>
+  [REQUEST.BOOT]: (payload) =>
     new Promise((resolve, reject) => {
       rejectBoot = reject;
       boot(payload).then(resolve, reject);
     }).finally(() => {
       rejectBoot = null;
     }),
-  run: async (payload) => run(payload),
-  ping: async () => ({ result: { ready: Boolean(state.runCell) } }),
+  [REQUEST.RUN]: async (payload) => run(payload),
 };

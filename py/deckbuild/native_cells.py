@@ -13,6 +13,7 @@ import base64
 import json
 import sys
 
+from dpdeck import protocol
 from dpdeck.cellrun import run_cell
 
 
@@ -25,7 +26,7 @@ def main(jobs_path: str, results_path: str) -> None:
             results.flush()
             outcome = run_cell(job["source"], cell_id=job["id"])
             for output in outcome.get("outputs", []):
-                if output.get("type") == "figure":
+                if output.get("type") == protocol.OUTPUT.FIGURE:
                     output["data"] = base64.b64encode(output["data"]).decode("ascii")
             results.write(json.dumps({"key": job["key"], "result": outcome}) + "\n")
             results.flush()

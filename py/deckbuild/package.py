@@ -70,7 +70,7 @@ def build_dpdeck_wheel(out: Path) -> Path:
     version = read_project_version()
     dist_info = f"dpdeck-{version}.dist-info"
     members: list[tuple[str, bytes]] = []
-    for path in sorted(PY_PACKAGE.glob("*.py")):
+    for path in sorted([*PY_PACKAGE.glob("*.py"), *PY_PACKAGE.glob("*.json")]):
         members.append((f"{WHEEL_PACKAGE}/{path.name}", path.read_bytes()))
     members.append((f"{WHEEL_PACKAGE}/censo.csv", CENSUS.read_bytes()))
     metadata = (f"Metadata-Version: 2.1\nName: dpdeck\nVersion: {version}\n"

@@ -18,6 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from dpdeck import protocol
+
 from .errors import BuildError
 from .files import ensure_dir, hash_bytes, write_atomically
 from .paths import CACHE, CENSUS, PY_PACKAGE, ROOT, display_path
@@ -45,7 +47,7 @@ def hash_package_code() -> str:
     """Hash of what a cell's output depends on besides its source."""
     # v2: each entry starts with the SHA-256 of its content (see read_cached_outcome).
     digest = hashlib.sha256(b"dpdeck-prerender-v2\0")
-    for path in sorted(PY_PACKAGE.glob("*.py")):
+    for path in sorted([*PY_PACKAGE.glob("*.py"), *PY_PACKAGE.glob("*.json")]):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update(b"censo.csv\0" + CENSUS.read_bytes())
     return digest.hexdigest()
@@ -116,8 +118,8 @@ def read_cached_outcome(path: Path) -> dict | None:
 
 def check_cell_outcome(cell: Cell, outcome: dict) -> None:
     """A cell must finish without an error and draw the figures it declares."""
-    errors = [output for output in outcome.get("outputs", []) if output.get("type") == "error"]
-    if outcome.get("status") != "done" or errors:
+    errors = [output for output in outcome.get("outputs", []) if output.get("type") == protocol.OUTPUT.ERROR]
+    if outcome.get("status") != protocol.RUN_STATUS.DONE or errors:
         detail = ""
         if errors:
             error = errors[0]
@@ -126,7 +128,7 @@ def check_cell_outcome(cell: Cell, outcome: dict) -> None:
             if trace:
                 detail += "\n" + "\n".join("    " + line for line in trace.splitlines())
         raise BuildError(f"{cell.where()}: la celda «{cell.id}» falló al ejecutarse{detail}")
-    drawn = sum(1 for output in outcome["outputs"] if output.get("type") == "figure")
+    drawn = sum(1 for output in outcome["outputs"] if output.get("type") == protocol.OUTPUT.FIGURE)
     if drawn != cell.figures:
         raise BuildError(f"{cell.where()}: la celda «{cell.id}» dibuja {drawn} figura(s) "
                          f"pero declara figures={cell.figures}")
@@ -162,7 +164,7 @@ def prerender_cells(deck: Deck, out: Path, keep_going: bool = False) -> Prerende
         for job in jobs:
             outcome = fresh[job["key"]]
             results[job["key"]] = outcome
-            if outcome.get("status") == "done":
+            if outcome.get("status") == protocol.RUN_STATUS.DONE:
                 write_cached_outcome(cache / f"{job['key']}.json", outcome)
     outcomes = {}
     for key, cell in cells_by_key.items():
@@ -173,7 +175,7 @@ def prerender_cells(deck: Deck, out: Path, keep_going: bool = False) -> Prerende
             if not keep_going:
                 raise
             print(f"  ! {str(error).splitlines()[0]}", flush=True)
-        outputs = tuple(write_figure(output, out) if output.get("type") == "figure" else output
+        outputs = tuple(write_figure(output, out) if output.get("type") == protocol.OUTPUT.FIGURE else output
                         for output in outcome["outputs"])
         outcomes[cell.id] = CellOutcome(cell, outputs)
     return Prerendered(outcomes, len(cells_by_key) - len(jobs))

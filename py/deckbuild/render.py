@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 
+from dpdeck import protocol
+
 from .errors import BuildError
 from .markdown import CONTAINERS, make_markdown
 from .paths import TEMPLATE
@@ -17,21 +19,19 @@ from .slides import Cell, Deck, MathKey, Slide
 
 
 def render_output(output: dict, cell: Cell, figure_number: int) -> str:
+    """One output as the contract's markup (dpdeck/protocol.json, «El contrato de las celdas»)."""
     kind = output.get("type")
-    if kind == "stream":
-        name = "stderr" if output.get("name") == "stderr" else "stdout"
-        return f'<pre class="out-stream out-{name}">{html.escape(output["text"], quote=False)}</pre>'
-    if kind == "value":
-        return f'<pre class="out-value">{html.escape(output["text"], quote=False)}</pre>'
-    if kind == "figure":
+    if kind not in protocol.OUTPUT:
+        raise BuildError(f"{cell.where()}: salida de tipo desconocido «{kind}» en la celda «{cell.id}»")
+    tag = protocol.OUTPUT_MARKUP[kind]["tag"]
+    classes = protocol.output_class(kind, stream=output.get("name", ""))
+    if kind == protocol.OUTPUT.FIGURE:
         width, height = output.get("width"), output.get("height")
         size = f' width="{int(width)}" height="{int(height)}"' if width and height else ""
-        return (f'<img class="out-figure" src="{output["src"]}" alt="Figura {figure_number + 1} de la '
-                f'celda {html.escape(cell.id)}"{size}>')
-    if kind == "error":
-        text = output.get("traceback") or f"{output.get('ename')}: {output.get('evalue')}"
-        return f'<pre class="out-error">{html.escape(text, quote=False)}</pre>'
-    raise BuildError(f"{cell.where()}: salida de tipo desconocido «{kind}» en la celda «{cell.id}»")
+        alt = html.escape(protocol.figure_alt(figure_number + 1, cell.id))
+        return f'<{tag} class="{classes}" src="{output["src"]}" alt="{alt}"{size}>'
+    text = protocol.error_text(output) if kind == protocol.OUTPUT.ERROR else output["text"]
+    return f'<{tag} class="{classes}">{html.escape(text, quote=False)}</{tag}>'
 
 
 def render_cell(outcome: CellOutcome) -> str:
@@ -39,14 +39,15 @@ def render_cell(outcome: CellOutcome) -> str:
     outputs, figure_number = [], 0
     for output in outcome.outputs:
         outputs.append("    " + render_output(output, cell, figure_number))
-        if output.get("type") == "figure":
+        if output.get("type") == protocol.OUTPUT.FIGURE:
             figure_number += 1
     body = "\n".join(outputs)
     return (f'<div class="cell" data-cell-id="{cell.id}" data-figures="{cell.figures}" '
-            f'data-layout="{cell.layout}" data-status="idle" data-prevent-swipe>\n'
+            f'data-layout="{cell.layout}" data-status="{protocol.CELL_STATUS.IDLE}" data-prevent-swipe>\n'
             f'  <pre class="cell-source"><code class="language-python">'
             f'{html.escape(cell.source, quote=False)}</code></pre>\n'
-            f'  <div class="cell-output" data-origin="prerendered">\n{body}\n  </div>\n</div>\n')
+            f'  <div class="{protocol.OUTPUT_AREA_CLASS}" data-origin="{protocol.ORIGIN.PRERENDERED}">'
+            f'\n{body}\n  </div>\n</div>\n')
 
 
 def make_renderer(math: dict[MathKey, str]):
