@@ -125,6 +125,7 @@ def run_cell(
     on_output: OutputCallback | None = None,
     max_output_chars: int = MAX_OUTPUT_CHARS,
     max_figures: int = MAX_FIGURES,
+    on_namespace: Callable[[dict], Any] | None = None,
 ) -> dict:
     """Ejecuta el código de una celda y devuelve sus salidas, como un cuaderno.
 
@@ -141,6 +142,12 @@ def run_cell(
     cerradas al final) y `error` (mensaje en español y traza limitada a las
     líneas de la celda, con su numeración). `on_output`, si se da, recibe cada
     trozo de texto de stdout/stderr en cuanto se escribe.
+
+    `on_namespace`, si se da, recibe el espacio de nombres de la celda cuando
+    su código terminó sin error, todavía dentro de sus resguardos: lo que
+    escriba sale con la celda, una excepción es un error de la celda, Stop la
+    detiene, y lo que cambie en los módulos compartidos se deshace. Así
+    `dpdeck.exercises` comprueba lo que definió la celda de un ejercicio.
     """
     filename = f"<celda {cell_id}>"
     lines = source.splitlines(keepends=True)
@@ -184,6 +191,8 @@ def run_cell(
                 exec(body_code, namespace)
                 if last_code is not None:
                     value = eval(last_code, namespace)
+                if on_namespace is not None:
+                    on_namespace(namespace)
             except BaseException as error:  # the student's code may raise anything
                 raised = error
             finally:

@@ -23,9 +23,18 @@ Misma semilla, mismo JSON byte a byte::
 
 Cada paso recibe su propio generador, derivado de la semilla con
 ``numpy.random.SeedSequence.spawn``: cambiar un paso no mueve el azar de los
-demás. Para extender el laboratorio (el reto de la clase), agregue al
-resultado una clave ``student_extension`` con el supuesto, la medición, la
-conclusión y una limitación.
+demás.
+
+El reto de la clase extiende el resultado con una clave ``student_extension``:
+el supuesto que se prueba, una medición o comprobación, la conclusión y una
+limitación (``EXTENSION_FIELDS``), cada una un texto no vacío::
+
+    python -m dpdeck.lab --seed 0 --extension extension.json
+
+``extension.json`` guarda ese objeto de cuatro claves (o un laboratorio ya
+exportado que lo tenga en ``student_extension``, como el que exporta el mazo).
+La extensión se valida (``check_student_extension``) y se agrega tal cual: no
+cambia ningún otro número del laboratorio.
 """
 
 from __future__ import annotations
@@ -49,7 +58,11 @@ __all__ = [
     "DELTA",
     "LIMITATIONS",
     "STEPS",
+    "EXTENSION_KEY",
+    "EXTENSION_FIELDS",
     "check_seed",
+    "check_student_extension",
+    "read_extension_file",
     "run_lab",
     "format_lab",
     "main",
@@ -86,6 +99,18 @@ LIMITATIONS = [
 ]
 
 
+# La clave del reto en el resultado, y sus cuatro campos: clave → (rótulo, qué se escribe).
+EXTENSION_KEY = "student_extension"
+EXTENSION_FIELDS = {
+    "assumption": ("Supuesto", "la afirmación sobre el laboratorio que vas a poner a prueba"),
+    "measurement": ("Medición", "qué mediste o comprobaste, con los números que imprimió el laboratorio"),
+    "conclusion": ("Conclusión", "lo que esa medición permite decir, sin ir más allá de los datos"),
+    "limitation": ("Limitación", "un riesgo, un caso límite o una condición en que la conclusión no vale"),
+}
+# Un campo más largo que esto no es una respuesta, es un archivo pegado por error.
+MAX_EXTENSION_CHARS = 4000
+
+
 # ------------------------------------------------------------ utilidades --
 
 
@@ -97,6 +122,63 @@ def check_seed(seed) -> int:
     if not (math.isfinite(value) and value.is_integer() and value >= 0):
         raise ValueError(f"seed debe ser un entero mayor o igual que 0; se recibió {describe(seed)}")
     return int(value)
+
+
+def check_student_extension(extension) -> dict:
+    """Exige la extensión del reto: un diccionario con las cuatro claves de ``EXTENSION_FIELDS``.
+
+    Cada valor es un texto no vacío (sin contar los espacios) de a lo sumo
+    ``MAX_EXTENSION_CHARS`` caracteres; una clave que falta, sobra o está vacía
+    se nombra en el ``ValueError``. Devuelve una copia con los textos sin los
+    espacios de los extremos, en el orden de ``EXTENSION_FIELDS``.
+    """
+    if not isinstance(extension, dict):
+        raise ValueError(f"{EXTENSION_KEY} debe ser un objeto con las claves "
+                         f"{', '.join(EXTENSION_FIELDS)}; se recibió {describe(extension)}")
+    missing = [key for key in EXTENSION_FIELDS if key not in extension]
+    extra = sorted(str(key) for key in extension if key not in EXTENSION_FIELDS)
+    if missing:
+        raise ValueError(f"a {EXTENSION_KEY} le falta la clave «{missing[0]}» "
+                         f"({EXTENSION_FIELDS[missing[0]][0].lower()}); se esperan {', '.join(EXTENSION_FIELDS)}")
+    if extra:
+        raise ValueError(f"{EXTENSION_KEY} tiene una clave desconocida «{extra[0]}»; "
+                         f"se esperan {', '.join(EXTENSION_FIELDS)}")
+    checked = {}
+    for key, (label, _) in EXTENSION_FIELDS.items():
+        value = extension[key]
+        if not isinstance(value, str):
+            raise ValueError(f"{EXTENSION_KEY}.{key} ({label.lower()}) debe ser un texto; "
+                             f"se recibió {describe(value)}")
+        text = value.strip()
+        if not text:
+            raise ValueError(f"{EXTENSION_KEY}.{key} ({label.lower()}) está vacío")
+        if len(text) > MAX_EXTENSION_CHARS:
+            raise ValueError(f"{EXTENSION_KEY}.{key} ({label.lower()}) tiene {len(text)} caracteres; "
+                             f"el máximo es {MAX_EXTENSION_CHARS}")
+        checked[key] = text
+    return checked
+
+
+def read_extension_file(path) -> dict:
+    """La extensión guardada en un archivo JSON, validada.
+
+    El archivo tiene el objeto de cuatro claves, o un laboratorio exportado que
+    lo lleva en ``student_extension``. Lanza ``ValueError`` (en español, con el
+    nombre del archivo) si no se puede leer o no es válido.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as error:
+        raise ValueError(f"no se pudo leer {path}: {error.strerror or error}") from error
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} no es JSON válido (línea {error.lineno}): {error.msg}") from error
+    if isinstance(data, dict) and EXTENSION_KEY in data:
+        data = data[EXTENSION_KEY]
+    try:
+        return check_student_extension(data)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from error
 
 
 def _plain(value):
@@ -698,7 +780,7 @@ STEPS = (
 """Los pasos del laboratorio, en el orden de la clase: (nombre, función(censo, rng))."""
 
 
-def run_lab(seed=0) -> dict:
+def run_lab(seed=0, *, extension=None) -> dict:
     """Corre todo el laboratorio con ``seed`` y devuelve el contrato como diccionario.
 
     Claves: ``kind``, ``seed``, ``inputs``, ``results`` (un diccionario por
@@ -706,8 +788,14 @@ def run_lab(seed=0) -> dict:
     ``fact``, ``holds`` y ``values``) y ``limitations``. Solo contiene tipos de
     JSON, con los reales redondeados a 6 cifras significativas: la misma
     semilla da el mismo JSON byte a byte (``format_lab``).
+
+    Con ``extension`` (el reto de la clase), agrega ``student_extension``,
+    validada por ``check_student_extension`` antes de correr nada; el resto
+    del resultado es el mismo que sin ella.
     """
     seed = check_seed(seed)
+    if extension is not None:
+        extension = check_student_extension(extension)
     census = load_census()
     streams = np.random.SeedSequence(seed).spawn(len(STEPS))
     results = {}
@@ -723,7 +811,7 @@ def run_lab(seed=0) -> dict:
         "rng": "numpy.random.SeedSequence(seed).spawn(pasos)",
         "steps": [name for name, _ in STEPS],
     }
-    return _plain({
+    result = _plain({
         "kind": KIND,
         "seed": seed,
         "inputs": inputs,
@@ -731,6 +819,9 @@ def run_lab(seed=0) -> dict:
         "evidence": evidence,
         "limitations": LIMITATIONS,
     })
+    if extension is not None:
+        result[EXTENSION_KEY] = extension
+    return result
 
 
 def format_lab(result: dict) -> str:
@@ -739,12 +830,16 @@ def format_lab(result: dict) -> str:
 
 
 def main(argv=None) -> int:
-    """``python -m dpdeck.lab --seed N``: imprime el JSON del laboratorio."""
+    """``python -m dpdeck.lab --seed N [--extension ARCHIVO]``: imprime el JSON del laboratorio."""
     parser = argparse.ArgumentParser(prog="python -m dpdeck.lab", description=main.__doc__)
     parser.add_argument("--seed", type=int, default=0, help="semilla (entero ≥ 0; por defecto 0)")
+    parser.add_argument("--extension", metavar="ARCHIVO",
+                        help="JSON con la extensión del reto (claves: " + ", ".join(EXTENSION_FIELDS) +
+                             "), que se agrega como student_extension")
     args = parser.parse_args(argv)
     try:
-        result = run_lab(args.seed)
+        extension = read_extension_file(args.extension) if args.extension else None
+        result = run_lab(args.seed, extension=extension)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -103,6 +103,73 @@ def test_bad_seed_is_rejected_by_name():
     assert completed.returncode != 0 and "seed" in completed.stderr
 
 
+# ----------------------------------------------------- the challenge --
+
+EXTENSION = {
+    "assumption": "Restar dos conteos con ruido ya no revela a Karen.",
+    "measurement": "La resta tiene desviación 4,02 con ε = 0,5 por consulta.",
+    "conclusion": "La señal de 1 queda bajo unas cuatro unidades de ruido.",
+    "limitation": "Un atacante que repite la consulta promedia el ruido.",
+}
+
+
+def test_the_extension_is_added_as_it_is_and_changes_nothing_else(result):
+    extended = lab.run_lab(0, extension={**EXTENSION, "assumption": "  " + EXTENSION["assumption"] + "\n"})
+    assert extended[lab.EXTENSION_KEY] == EXTENSION
+    assert list(extended[lab.EXTENSION_KEY]) == list(lab.EXTENSION_FIELDS)
+    assert {key: value for key, value in extended.items() if key != lab.EXTENSION_KEY} == result
+    assert lab.EXTENSION_KEY not in result
+
+
+@pytest.mark.parametrize("bad, says", [
+    ({key: value for key, value in EXTENSION.items() if key != "measurement"}, "le falta la clave «measurement»"),
+    ({**EXTENSION, "conclusion": "   "}, "conclusion (conclusión) está vacío"),
+    ({**EXTENSION, "limitation": 3}, "limitation (limitación) debe ser un texto"),
+    ({**EXTENSION, "riesgo": "otro"}, "clave desconocida «riesgo»"),
+    ({**EXTENSION, "assumption": "x" * 5000}, "el máximo es 4000"),
+    (["assumption"], "debe ser un objeto"),
+])
+def test_a_bad_extension_is_rejected_by_key(bad, says):
+    with pytest.raises(ValueError, match=re.escape(says)):
+        lab.check_student_extension(bad)
+    with pytest.raises(ValueError, match=re.escape(says)):
+        lab.run_lab(0, extension=bad)
+
+
+def run_command_line(*arguments):
+    return subprocess.run([sys.executable, "-m", "dpdeck.lab", *arguments],
+                          capture_output=True, text=True, encoding="utf-8")
+
+
+def test_command_line_takes_the_extension_from_a_file(result, tmp_path):
+    path = tmp_path / "extension.json"
+    path.write_text(json.dumps(EXTENSION, ensure_ascii=False), encoding="utf-8")
+    completed = run_command_line("--seed", "0", "--extension", str(path))
+    assert completed.returncode == 0, completed.stderr
+    printed = json.loads(completed.stdout)
+    assert printed[lab.EXTENSION_KEY] == EXTENSION
+    assert {key: value for key, value in printed.items() if key != lab.EXTENSION_KEY} == result
+    # An exported lab works as the extension file too: it is read from its student_extension.
+    exported = tmp_path / "laboratorio.json"
+    exported.write_text(completed.stdout, encoding="utf-8")
+    again = run_command_line("--seed", "0", "--extension", str(exported))
+    assert again.returncode == 0 and again.stdout == completed.stdout
+
+
+@pytest.mark.parametrize("content, says", [
+    (None, "no se pudo leer"),
+    ("{", "no es JSON válido (línea 1)"),
+    (json.dumps({"assumption": "a"}), "le falta la clave «measurement»"),
+])
+def test_command_line_rejects_a_bad_extension_file(tmp_path, content, says):
+    path = tmp_path / "extension.json"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    completed = run_command_line("--extension", str(path))
+    assert completed.returncode == 2 and completed.stdout == ""
+    assert says in completed.stderr and str(path) in completed.stderr
+
+
 # -------------------------------------------------- the lecture's numbers --
 
 

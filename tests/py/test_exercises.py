@@ -1,0 +1,539 @@
+"""Tests of dpdeck.exercises: every check accepts right answers and rejects the typical wrong ones.
+
+A check that accepts a wrong answer is a failed test. Each exercise has its
+right implementations (written differently: by hand, vectorised, through
+dpdeck) and the mistakes students make, each with the words the verdict must
+say about it. Statistical checks are also run with other seeds: a correct
+answer must pass them all (the tolerance is five standard errors).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from dpdeck import exercises, lab, mechanisms
+from dpdeck.exercises import CHECKS, Verdict, check, export_lab, run_check
+
+
+def failing_texts(verdict: Verdict) -> str:
+    return " ".join(finding.text for finding in verdict.findings if not finding.ok)
+
+
+# ----------------------------------------------------------- capítulo 1 --
+
+
+def laplace_right(valor, *, sensibilidad, epsilon, rng):
+    return valor + rng.laplace(0.0, sensibilidad / epsilon)
+
+
+def laplace_through_dpdeck(valor, *, sensibilidad, epsilon, rng):
+    return mechanisms.laplace_mechanism(valor, sensitivity=sensibilidad, epsilon=epsilon, rng=rng)
+
+
+def laplace_inverse_scale(valor, *, sensibilidad, epsilon, rng):
+    return valor + rng.laplace(0.0, epsilon / sensibilidad)
+
+
+def laplace_without_sensitivity(valor, *, sensibilidad, epsilon, rng):
+    return valor + rng.laplace(0.0, 1 / epsilon)
+
+
+def laplace_times_epsilon(valor, *, sensibilidad, epsilon, rng):
+    return valor + rng.laplace(0.0, sensibilidad * epsilon)
+
+
+def laplace_gaussian_same_spread(valor, *, sensibilidad, epsilon, rng):
+    # Same mean absolute error as Lap(b): only the shape of the tail tells them apart.
+    return valor + rng.normal(0.0, sensibilidad / epsilon * math.sqrt(math.pi / 2))
+
+
+def laplace_gaussian(valor, *, sensibilidad, epsilon, rng):
+    return valor + rng.normal(0.0, sensibilidad / epsilon)
+
+
+def laplace_global_rng(valor, *, sensibilidad, epsilon, rng):
+    return valor + np.random.laplace(0.0, sensibilidad / epsilon)
+
+
+def laplace_no_noise(valor, *, sensibilidad, epsilon, rng):
+    return valor
+
+
+def laplace_only_noise(valor, *, sensibilidad, epsilon, rng):
+    return rng.laplace(0.0, sensibilidad / epsilon)
+
+
+def laplace_centred_on_value(valor, *, sensibilidad, epsilon, rng):
+    return valor + rng.laplace(valor, sensibilidad / epsilon)
+
+
+def laplace_returns_text(valor, *, sensibilidad, epsilon, rng):
+    return f"{valor + rng.laplace(0.0, sensibilidad / epsilon):.1f}"
+
+
+def laplace_raises(valor, *, sensibilidad, epsilon, rng):
+    raise ZeroDivisionError("división por cero")
+
+
+def laplace_positional(valor, sensibilidad, epsilon, rng):   # keyword-only is the task, positional is fine too
+    return valor + rng.laplace(0.0, sensibilidad / epsilon)
+
+
+LAPLACE_WRONG = [
+    (laplace_inverse_scale, "Parece ε/Δf"),
+    (laplace_without_sensitivity, "Parece 1/ε"),
+    (laplace_times_epsilon, "Parece Δf·ε"),
+    (laplace_gaussian_same_spread, "no es la de Laplace"),
+    (laplace_gaussian, "Parece ruido gaussiano"),
+    (laplace_global_rng, "no saca su azar del `rng`"),
+    (laplace_no_noise, "publica siempre lo mismo"),
+    (laplace_only_noise, "¿devuelves solo el ruido?"),
+    (laplace_centred_on_value, "centrado en 0"),
+    (laplace_returns_text, "se espera un número"),
+    (laplace_raises, "lanzó ZeroDivisionError"),
+]
+
+
+@pytest.mark.parametrize("function", [laplace_right, laplace_through_dpdeck, laplace_positional])
+def test_laplace_accepts_a_right_mechanism(function):
+    verdict = check("laplace-escala", {"mecanismo_laplace": function})
+    assert verdict.passed, verdict
+
+
+@pytest.mark.parametrize("function, says", LAPLACE_WRONG, ids=[f.__name__ for f, _ in LAPLACE_WRONG])
+def test_laplace_rejects_the_typical_mistakes(function, says):
+    verdict = check("laplace-escala", {"mecanismo_laplace": function})
+    assert not verdict.passed
+    assert says in failing_texts(verdict)
+
+
+def test_laplace_needs_the_function():
+    verdict = check("laplace-escala", {"mecanismo": laplace_right})
+    assert not verdict.passed and "No encuentro la función `mecanismo_laplace`" in failing_texts(verdict)
+    verdict = check("laplace-escala", {"mecanismo_laplace": 3})
+    assert not verdict.passed and "no es una función" in failing_texts(verdict)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_right_answer_passes_every_statistical_check_whatever_the_seed(monkeypatch, seed):
+    # Five standard errors: a right answer fails with probability < 10⁻⁶ per measure.
+    monkeypatch.setattr(exercises, "SEED", 1000 + 97 * seed)
+    assert check("laplace-escala", {"mecanismo_laplace": laplace_right}).passed
+    assert check("presupuesto", {"publicar": budget_right}).passed
+    assert check("suma-recortada", {"suma_privada": clipped_sum_right}).passed
+
+
+# ----------------------------------------------------------- capítulo 2 --
+
+
+def budget_right(conteos, *, epsilon_total, rng):
+    por_consulta = epsilon_total / len(conteos)
+    return np.array([c + rng.laplace(0.0, 1 / por_consulta) for c in conteos])
+
+
+def budget_through_dpdeck(conteos, *, epsilon_total, rng):
+    return mechanisms.laplace_mechanism(np.asarray(conteos, dtype=float), sensitivity=1,
+                                        epsilon=epsilon_total / len(conteos), rng=rng)
+
+
+def budget_whole_budget_each(conteos, *, epsilon_total, rng):
+    return np.asarray(conteos) + rng.laplace(0.0, 1 / epsilon_total, size=len(conteos))
+
+
+def budget_divides_the_scale(conteos, *, epsilon_total, rng):
+    return np.asarray(conteos) + rng.laplace(0.0, 1 / (epsilon_total * len(conteos)), size=len(conteos))
+
+
+def budget_uneven(conteos, *, epsilon_total, rng):
+    # Spends exactly the budget, but not in equal parts: half on the first count.
+    k = len(conteos)
+    shares = np.array([0.5] + [0.5 / (k - 1)] * (k - 1)) * epsilon_total
+    return np.asarray(conteos) + rng.laplace(0.0, 1 / shares)
+
+
+def budget_one_noise_for_all(conteos, *, epsilon_total, rng):
+    return np.asarray(conteos) + rng.laplace(0.0, len(conteos) / epsilon_total)
+
+
+def budget_total_only(conteos, *, epsilon_total, rng):
+    return float(np.sum(conteos) + rng.laplace(0.0, len(conteos) / epsilon_total))
+
+
+BUDGET_WRONG = [
+    (budget_whole_budget_each, "se suman (composición secuencial)"),
+    (budget_divides_the_scale, "más que el presupuesto"),
+    (budget_uneven, "repartiendo en partes iguales"),
+    (budget_total_only, "una publicación por consulta"),
+    # Each count alone looks right and the spend adds up, but their differences are published exactly.
+    (budget_one_noise_for_all, "comparten el ruido"),
+]
+
+
+@pytest.mark.parametrize("function", [budget_right, budget_through_dpdeck])
+def test_budget_accepts_an_even_split(function):
+    verdict = check("presupuesto", {"publicar": function})
+    assert verdict.passed, verdict
+
+
+@pytest.mark.parametrize("function, says", BUDGET_WRONG, ids=[f.__name__ for f, _ in BUDGET_WRONG])
+def test_budget_rejects_overspending_and_uneven_splits(function, says):
+    verdict = check("presupuesto", {"publicar": function})
+    assert not verdict.passed
+    assert says in failing_texts(verdict)
+
+
+# ----------------------------------------------------------- capítulo 3 --
+
+
+def clipped_sum_right(valores, *, cota, epsilon, rng):
+    recortados = np.clip(valores, 0, cota)
+    return float(recortados.sum() + rng.laplace(0.0, cota / epsilon))
+
+
+def clipped_sum_through_dpdeck(valores, *, cota, epsilon, rng):
+    from dpdeck.queries import private_clipped_sum
+    return private_clipped_sum(valores, bound=cota, epsilon=epsilon, rng=rng)
+
+
+def clipped_sum_without_clipping(valores, *, cota, epsilon, rng):
+    return float(np.sum(valores) + rng.laplace(0.0, cota / epsilon))
+
+
+def clipped_sum_clips_the_sum(valores, *, cota, epsilon, rng):
+    return float(min(np.sum(valores), cota) + rng.laplace(0.0, cota / epsilon))
+
+
+def clipped_sum_only_from_above(valores, *, cota, epsilon, rng):
+    return float(np.minimum(valores, cota).sum() + rng.laplace(0.0, cota / epsilon))
+
+
+def clipped_sum_count_sensitivity(valores, *, cota, epsilon, rng):
+    return float(np.clip(valores, 0, cota).sum() + rng.laplace(0.0, 1 / epsilon))
+
+
+def clipped_sum_local_sensitivity(valores, *, cota, epsilon, rng):
+    recortados = np.clip(valores, 0, cota)
+    return float(recortados.sum() + rng.laplace(0.0, recortados.max() / epsilon))
+
+
+def clipped_sum_inverse_scale(valores, *, cota, epsilon, rng):
+    return float(np.clip(valores, 0, cota).sum() + rng.laplace(0.0, epsilon / cota))
+
+
+CLIPPED_SUM_WRONG = [
+    (clipped_sum_without_clipping, "no recortas"),
+    (clipped_sum_clips_the_sum, "recortas la suma, no a cada persona"),
+    (clipped_sum_only_from_above, "recortas solo por arriba"),
+    (clipped_sum_count_sensitivity, "Parece 1/ε"),
+    (clipped_sum_local_sensitivity, "sensibilidad local"),
+    (clipped_sum_inverse_scale, "Parece ε/cota"),
+]
+
+
+@pytest.mark.parametrize("function", [clipped_sum_right, clipped_sum_through_dpdeck])
+def test_clipped_sum_accepts_per_person_clipping_and_noise_of_the_bound(function):
+    verdict = check("suma-recortada", {"suma_privada": function})
+    assert verdict.passed, verdict
+
+
+@pytest.mark.parametrize("function, says", CLIPPED_SUM_WRONG, ids=[f.__name__ for f, _ in CLIPPED_SUM_WRONG])
+def test_clipped_sum_rejects_the_typical_mistakes(function, says):
+    verdict = check("suma-recortada", {"suma_privada": function})
+    assert not verdict.passed
+    assert says in failing_texts(verdict)
+
+
+# ----------------------------------------------------------- capítulo 4 --
+
+
+def sigma_right(*, sensibilidad, epsilon, delta):
+    if epsilon >= 1:
+        raise ValueError("la fórmula clásica exige ε < 1")
+    return sensibilidad * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+
+
+def sigma_through_dpdeck(*, sensibilidad, epsilon, delta):
+    return mechanisms.gaussian_sigma(sensitivity=sensibilidad, epsilon=epsilon, delta=delta)
+
+
+def sigma_without_refusal(*, sensibilidad, epsilon, delta):
+    return sensibilidad * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+
+
+def sigma_log_one_over_delta(*, sensibilidad, epsilon, delta):
+    if epsilon >= 1:
+        raise ValueError("ε < 1")
+    return sensibilidad * math.sqrt(2 * math.log(1 / delta)) / epsilon
+
+
+def sigma_without_root(*, sensibilidad, epsilon, delta):
+    if epsilon >= 1:
+        raise ValueError("ε < 1")
+    return sensibilidad * 2 * math.log(1.25 / delta) / epsilon
+
+
+def sigma_laplace_scale(*, sensibilidad, epsilon, delta):
+    if epsilon >= 1:
+        raise ValueError("ε < 1")
+    return sensibilidad / epsilon
+
+
+def sigma_refuses_with_another_error(*, sensibilidad, epsilon, delta):
+    assert epsilon < 1
+    return sensibilidad * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+
+
+SIGMA_WRONG = [
+    ({"delta_2": 16, "sigma_gaussiano": sigma_right}, "es Δ₁"),
+    ({"delta_2": 4, "sigma_gaussiano": sigma_without_refusal}, "lanza un ValueError"),
+    ({"delta_2": 4, "sigma_gaussiano": sigma_log_one_over_delta}, "¿Usaste ln(1/δ)?"),
+    ({"delta_2": 4, "sigma_gaussiano": sigma_without_root}, "Falta la raíz cuadrada"),
+    ({"delta_2": 4, "sigma_gaussiano": sigma_laplace_scale}, "la escala de Laplace"),
+    ({"delta_2": 4, "sigma_gaussiano": sigma_refuses_with_another_error}, "se espera ValueError"),
+    ({"delta_2": 2, "sigma_gaussiano": sigma_right}, "norma L2"),
+    ({"sigma_gaussiano": sigma_right}, "No encuentro `delta_2`"),
+]
+
+
+@pytest.mark.parametrize("function", [sigma_right, sigma_through_dpdeck])
+def test_gaussian_sigma_accepts_the_classic_calibration(function):
+    verdict = check("sigma-gaussiano", {"delta_2": 4, "sigma_gaussiano": function})
+    assert verdict.passed, verdict
+    assert check("sigma-gaussiano", {"delta_2": math.sqrt(16), "sigma_gaussiano": function}).passed
+
+
+@pytest.mark.parametrize("defined, says", SIGMA_WRONG, ids=[says for _, says in SIGMA_WRONG])
+def test_gaussian_sigma_rejects_the_typical_mistakes(defined, says):
+    verdict = check("sigma-gaussiano", defined)
+    assert not verdict.passed
+    assert says in failing_texts(verdict)
+
+
+# ----------------------------------------------------------- capítulo 5 --
+
+
+def clip_right(gradientes, *, C):
+    normas = np.linalg.norm(gradientes, axis=1, keepdims=True)
+    return gradientes * np.minimum(1.0, C / np.maximum(normas, 1e-12))
+
+
+def clip_in_a_loop(gradientes, *, C):
+    filas = []
+    for g in gradientes:
+        norma = float(np.sqrt(np.sum(g ** 2)))
+        filas.append(g * C / norma if norma > C else g)
+    return np.array(filas)
+
+
+def clip_through_dpdeck(gradientes, *, C):
+    from dpdeck.learning import clip_gradients
+    return clip_gradients(gradientes, clip_norm=C)
+
+
+def clip_the_sum(gradientes, *, C):
+    suma = gradientes.sum(axis=0)
+    return suma * min(1.0, C / np.linalg.norm(suma))
+
+
+def clip_each_coordinate(gradientes, *, C):
+    return np.clip(gradientes, -C, C)
+
+
+def clip_normalize_everyone(gradientes, *, C):
+    normas = np.linalg.norm(gradientes, axis=1, keepdims=True)
+    return gradientes * C / np.maximum(normas, 1e-12)
+
+
+def clip_divides_by_zero(gradientes, *, C):
+    normas = np.linalg.norm(gradientes, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return gradientes * np.minimum(1.0, C / normas) * (normas / normas)
+
+
+def clip_to_a_fixed_bound(gradientes, *, C):
+    normas = np.linalg.norm(gradientes, axis=1, keepdims=True)
+    return gradientes * np.minimum(1.0, 1.0 / np.maximum(normas, 1e-12))
+
+
+def clip_squared_norm(gradientes, *, C):
+    normas = np.sum(gradientes ** 2, axis=1, keepdims=True)   # forgot the square root
+    return gradientes * np.minimum(1.0, C / np.maximum(normas, 1e-12))
+
+
+CLIP_WRONG = [
+    (clip_the_sum, "recortas la suma"),
+    (clip_each_coordinate, "Recortas cada coordenada"),
+    (clip_normalize_everyone, "el recorte solo achica"),
+    (clip_divides_by_zero, "divides por ‖g‖ = 0"),
+    (clip_to_a_fixed_bound, "usa el C que recibe"),
+    (clip_squared_norm, "norma"),
+]
+
+
+@pytest.mark.parametrize("function", [clip_right, clip_in_a_loop, clip_through_dpdeck])
+def test_clipping_accepts_per_person_clipping(function):
+    verdict = check("recorte-por-persona", {"recortar": function})
+    assert verdict.passed, verdict
+
+
+@pytest.mark.parametrize("function, says", CLIP_WRONG, ids=[f.__name__ for f, _ in CLIP_WRONG])
+def test_clipping_rejects_the_typical_mistakes(function, says):
+    verdict = check("recorte-por-persona", {"recortar": function})
+    assert not verdict.passed
+    assert says in failing_texts(verdict)
+
+
+def test_clipping_in_place_still_passes_with_a_remark():
+    def clip_in_place(gradientes, *, C):
+        normas = np.linalg.norm(gradientes, axis=1, keepdims=True)
+        gradientes *= np.minimum(1.0, C / np.maximum(normas, 1e-12))
+        return gradientes
+
+    verdict = check("recorte-por-persona", {"recortar": clip_in_place})
+    assert verdict.passed
+    assert "modifica el arreglo que recibe" in str(verdict)
+
+
+# ------------------------------------------------------------- el reto --
+
+GOOD_EXTENSION = {
+    "assumption": "El ruido de Laplace esconde a Karen en el ataque diferencial.",
+    "measurement": "La desviación estándar de la resta de las dos consultas fue {std}.",
+    "conclusion": "Con ε = 0,5 por consulta, una señal de una persona queda bajo varias unidades de ruido.",
+    "limitation": "Solo probé una semilla y un ε; con ε grande el ataque vuelve a funcionar.",
+}
+
+
+@pytest.fixture(scope="module")
+def lab_zero():
+    return lab.run_lab(0)
+
+
+def cited_extension(lab_zero) -> dict:
+    std = lab_zero["results"]["differencing_attack"]["noisy_difference_std"]
+    from dpdeck.numbers import format_number
+    return {**GOOD_EXTENSION, "measurement": GOOD_EXTENSION["measurement"].format(std=format_number(std, 2))}
+
+
+def test_the_challenge_accepts_an_extension_that_cites_the_lab(lab_zero):
+    verdict = check("reto-laboratorio", {"student_extension": cited_extension(lab_zero), "semilla": 0})
+    assert verdict.passed, verdict
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"measurement": "Medí la resta y el ruido la tapa."}, "citar un número que midió el laboratorio"),
+    ({"measurement": "Con ε = 0,5 y 5000 personas, la resta no revela a Karen."}, "citar un número"),
+    ({"conclusion": ""}, "Conclusión: falta"),
+    ({"assumption": "Laplace"}, "Supuesto: demasiado corto"),
+    ({"limitation": lab.LIMITATIONS[3]}, "ya está en la lista `limitations`"),
+    ({"extra": "algo más que no es del reto"}, "Clave desconocida"),
+])
+def test_the_challenge_rejects_what_the_criterion_rejects(lab_zero, change, says):
+    extension = {**cited_extension(lab_zero), **change}
+    verdict = check("reto-laboratorio", {"student_extension": extension, "semilla": 0})
+    assert not verdict.passed
+    assert says in failing_texts(verdict)
+
+
+def test_a_number_the_lab_printed_with_another_seed_is_not_a_citation(lab_zero):
+    verdict = check("reto-laboratorio", {"student_extension": cited_extension(lab_zero), "semilla": 3})
+    assert lab.run_lab(3)["results"]["differencing_attack"]["noisy_difference_std"] != \
+        lab_zero["results"]["differencing_attack"]["noisy_difference_std"]
+    assert not verdict.passed and "semilla 3" in failing_texts(verdict)
+
+
+def test_the_challenge_cites_percentages_and_grouped_thousands():
+    cited = exercises._cited_numbers("acierta 62,2 % y 79 433 personas, 4,02 y 1221")
+    assert cited == [(62.2, 1, True, 3), (79433.0, 0, False, 5), (4.02, 2, False, 3), (1221.0, 0, False, 4)]
+    assert exercises._cites_the_lab("sube al 91,1 %", [0.911]) == (91.1, 1, True)
+    assert exercises._cites_the_lab("ε = 0,5 y 10 consultas", [0.5, 10.0]) is None
+
+
+def test_export_is_the_command_lines_json_plus_the_extension(lab_zero, tmp_path):
+    extension = cited_extension(lab_zero)
+    exported = export_lab(seed=0, extension=extension)
+    assert exported["verdict"]["passed"] and exported["filename"] == "laboratorio-semilla-0.json"
+    path = tmp_path / "extension.json"
+    path.write_text(json.dumps(extension, ensure_ascii=False), encoding="utf-8")
+    command = [sys.executable, "-m", "dpdeck.lab", "--seed", "0", "--extension", str(path)]
+    printed = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    assert exported["json"] == printed
+    data = json.loads(printed)
+    assert data["student_extension"] == {key: value.strip() for key, value in extension.items()}
+    assert {key: value for key, value in data.items() if key != "student_extension"} == lab_zero
+
+
+def test_export_without_a_valid_extension_gives_no_json():
+    exported = export_lab(seed=0, extension={"assumption": "algo", "measurement": ""})
+    assert exported["json"] is None and not exported["verdict"]["passed"]
+    assert "Medición: falta" in " ".join(f["text"] for f in exported["verdict"]["findings"])
+
+
+# --------------------------------------------------------- run_check --
+
+
+def test_run_check_runs_the_cell_and_checks_what_it_defined():
+    source = ("def mecanismo_laplace(valor, *, sensibilidad, epsilon, rng):\n"
+              "    return valor + rng.laplace(0.0, sensibilidad / epsilon)\n"
+              "print('definida')\n")
+    result = run_check(source, check="laplace-escala", cell_id="ej")
+    assert result["status"] == "done"
+    assert result["outputs"] == [{"type": "stream", "name": "stdout", "text": "definida\n"}]
+    assert result["verdict"]["passed"] is True and result["verdict"]["exercise"] == "laplace-escala"
+    assert all(set(finding) == {"ok", "text"} for finding in result["verdict"]["findings"])
+
+
+def test_run_check_hides_what_the_checked_function_prints():
+    source = ("def mecanismo_laplace(valor, *, sensibilidad, epsilon, rng):\n"
+              "    print('llamada')\n"
+              "    return valor + rng.laplace(0.0, sensibilidad / epsilon)\n")
+    result = run_check(source, check="laplace-escala")
+    assert result["outputs"] == [] and result["verdict"]["passed"]
+
+
+def test_run_check_of_a_cell_that_raises_has_no_verdict():
+    result = run_check("1 / 0", check="laplace-escala")
+    assert result["status"] == "error" and result["verdict"] is None
+    assert result["outputs"][-1]["type"] == "error"
+
+
+def test_run_check_undoes_what_the_checked_code_changes_in_shared_modules():
+    source = ("import numpy as np\n"
+              "def mecanismo_laplace(valor, *, sensibilidad, epsilon, rng):\n"
+              "    np.pi = 3\n"
+              "    return valor + rng.laplace(0.0, sensibilidad / epsilon)\n")
+    assert run_check(source, check="laplace-escala")["verdict"]["passed"]
+    assert np.pi == math.pi
+
+
+def test_an_unknown_exercise_is_named():
+    with pytest.raises(ValueError, match="no hay un ejercicio «nada»"):
+        check("nada", {})
+    with pytest.raises(ValueError, match="no hay un ejercicio «nada»"):
+        run_check("pass", check="nada")
+
+
+def test_verdicts_read_in_spanish_with_their_marks():
+    verdict = check("laplace-escala", {"mecanismo_laplace": laplace_inverse_scale})
+    text = str(verdict)
+    assert text.startswith("✗ Todavía no") and "  ✓ " in text and "  ✗ " in text
+    assert repr(verdict) == text
+    assert str(check("laplace-escala", {"mecanismo_laplace": laplace_right})).startswith("✓ ¡Correcto!")
+    assert Verdict("x", ()).passed is False
+
+
+def test_every_check_has_a_right_answer_here():
+    right = {"laplace-escala": {"mecanismo_laplace": laplace_right},
+             "presupuesto": {"publicar": budget_right},
+             "suma-recortada": {"suma_privada": clipped_sum_right},
+             "sigma-gaussiano": {"delta_2": 4, "sigma_gaussiano": sigma_right},
+             "recorte-por-persona": {"recortar": clip_right}}
+    assert set(right) == set(CHECKS) - {"reto-laboratorio"}
+    for name, defined in right.items():
+        assert check(name, defined).passed, name
