@@ -15,6 +15,11 @@ CONTAINERS = {
     "aviso": ('<div class="aviso">', "</div>"),
     "columns": ('<div class="columns">', "</div>"),
     "column": ('<div class="column">', "</div>"),
+    # Exercises: render.py writes each one whole (task, cell, panel with hints and solution).
+    "ejercicio": ('<div class="ejercicio">', "</div>"),
+    "reto": ('<div class="ejercicio reto">', "</div>"),
+    "pista": ('<div class="ejercicio-pista">', "</div>"),
+    "solucion": ('<div class="ejercicio-solucion">', "</div>"),
 }
 
 

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import html
 
-from dpdeck import protocol
+from dpdeck import lab, protocol
 
 from .errors import BuildError
 from .markdown import CONTAINERS, make_markdown
 from .paths import TEMPLATE
 from .prerender import CellOutcome, Prerendered
-from .slides import Cell, Deck, MathKey, Slide
+from .slides import CHALLENGE, EXERCISE, Cell, Deck, Exercise, MathKey, Slide
+
+# What the panel of an exercise says before anything is shown in it (the page hides it then).
+EXERCISE_HELP = ("Escribe tu solución en la celda y pulsa «Comprobar». "
+                 "Si te atascas, pide una pista; la solución está al final.")
+CHALLENGE_HELP = ("Escribe las cuatro partes y pulsa «Comprobar»; «Exportar laboratorio (JSON)» "
+                  "descarga el laboratorio con tu extensión.")
+SEED_LABEL = "Semilla del laboratorio"
 
 
 def render_output(output: dict, cell: Cell, figure_number: int) -> str:
@@ -85,10 +92,71 @@ def make_renderer(math: dict[MathKey, str]):
     return md
 
 
+def render_markdown(md, text: str) -> str:
+    """A piece of an exercise (task, hint, solution text), rendered with the slides' rules."""
+    return md.renderer.render(md.parse(text, {}), md.options, {})
+
+
+def render_exercise_panel(md, exercise: Exercise) -> str:
+    """The panel beside an exercise: its help line, the verdict's place, the hints and the solution (hidden)."""
+    count = len(exercise.hints)
+    parts = ['<div class="ejercicio-panel">', '<div class="ejercicio-respuesta">',
+             f'<p class="ejercicio-ayuda">{html.escape(CHALLENGE_HELP if exercise.is_challenge else EXERCISE_HELP)}</p>',
+             '<div class="ejercicio-veredicto" hidden></div>']
+    for number, hint in enumerate(exercise.hints, 1):
+        parts.append(f'<div class="ejercicio-pista" data-hint="{number}" hidden>\n'
+                     f'<p class="ejercicio-rotulo">Pista {number} de {count}</p>\n{render_markdown(md, hint)}</div>')
+    solution = ['<div class="ejercicio-solucion" hidden>', '<p class="ejercicio-rotulo">Solución</p>']
+    if exercise.solution_code is not None:
+        solution.append(f'<pre class="ejercicio-codigo"><code>{html.escape(exercise.solution_code, quote=False)}'
+                        '</code></pre>')
+    solution.append(render_markdown(md, exercise.solution_text) + "</div>")
+    parts += ["\n".join(solution), "</div>", "</div>"]
+    return "\n".join(parts)
+
+
+def render_challenge_fields() -> str:
+    """The challenge's four fields (dpdeck.lab.EXTENSION_FIELDS) and the lab's seed."""
+    fields = []
+    for key, (label, prompt) in lab.EXTENSION_FIELDS.items():
+        fields.append(f'<label class="reto-campo"><span class="reto-rotulo">{html.escape(label)}</span>'
+                      f'<textarea name="{key}" rows="2" placeholder="{html.escape(prompt.capitalize())}" '
+                      f'spellcheck="true"></textarea></label>')
+    fields.append(f'<label class="reto-semilla"><span class="reto-rotulo">{SEED_LABEL}</span>'
+                  '<input name="seed" type="number" min="0" step="1" value="0" inputmode="numeric"></label>')
+    return '<div class="reto-campos">\n' + "\n".join(fields) + "\n</div>"
+
+
+def render_exercise(md, exercise: Exercise, prerendered: Prerendered) -> str:
+    """An exercise as deck/README.md describes it: task, then its cell (or the challenge's fields), then the panel."""
+    kind = "ejercicio reto" if exercise.is_challenge else "ejercicio"
+    middle = (render_challenge_fields() if exercise.is_challenge
+              else render_cell(prerendered.outcomes[exercise.cell.id]).rstrip("\n"))
+    return (f'<div class="{kind}" data-exercise="{exercise.id}" data-check="{exercise.check}" '
+            f'data-hints="{len(exercise.hints)}">\n'
+            f'<div class="ejercicio-enunciado">\n{render_markdown(md, exercise.task)}</div>\n'
+            f'{middle}\n{render_exercise_panel(md, exercise)}\n</div>\n')
+
+
+def splice_exercise(tokens: list, html_text: str) -> list:
+    """The slide's tokens with its `::: ejercicio` (or `::: reto`) replaced by its finished HTML."""
+    from markdown_it.token import Token
+
+    start = next(index for index, token in enumerate(tokens)
+                 if token.type == "container_open" and token.info in (EXERCISE, CHALLENGE))
+    end = next(index for index in range(start + 1, len(tokens))
+               if tokens[index].type == "container_close" and tokens[index].level == tokens[start].level)
+    block = Token("html_block", "", 0, content=html_text, block=True)
+    return [*tokens[:start], block, *tokens[end + 1:]]
+
+
 def render_section(md, slide: Slide, prerendered: Prerendered) -> str:
     attrs = "".join(f' {key}="{html.escape(value)}"' for key, value in sorted(slide.attributes.items()))
     cells = {cell.line: render_cell(prerendered.outcomes[cell.id]) for cell in slide.cells}
-    body = md.renderer.render(list(slide.tokens), md.options, {"cells": cells})
+    tokens = list(slide.tokens)
+    if slide.exercise is not None:
+        tokens = splice_exercise(tokens, render_exercise(md, slide.exercise, prerendered))
+    body = md.renderer.render(tokens, md.options, {"cells": cells})
     return f"<section{attrs} data-source=\"{html.escape(slide.file.name)}:{slide.line}\">\n{body}</section>"
 
 

@@ -6,6 +6,8 @@ tool that needs the slides or their cells take them from `read_deck`.
     deck = read_deck(Path("deck/slides"))
     for cell in deck.cells:          # every cell, in reading order
         cell.id, cell.options, cell.source, cell.file, cell.line
+    for exercise in deck.exercises:  # every `::: ejercicio` and the `::: reto`
+        exercise.id, exercise.check, exercise.task, exercise.cell, exercise.hints, exercise.solution_code
 
 A bad source raises `SourceError` with the file and line of the problem.
 """
@@ -22,9 +24,15 @@ from .markdown import CONTAINERS, is_fence_line, make_markdown
 from .paths import display_path
 
 SLIDE_ATTRIBUTES = ("class", "id")
-CELL_OPTIONS = ("id", "figures", "layout")
+CELL_OPTIONS = ("id", "figures", "layout", "check")
 CELL_LAYOUTS = ("side", "stack")
 CELL_ID = re.compile(r"[a-z0-9-]+")
+
+# Exercises (deck/README.md, «Exercises»): a task, a starter cell with `check=`,
+# hints and a solution; the challenge has fields instead of a cell.
+EXERCISE, CHALLENGE, HINT, SOLUTION = "ejercicio", "reto", "pista", "solucion"
+# The challenge's id (where the page saves its answer) and its check in dpdeck.exercises.
+CHALLENGE_ID = "reto-laboratorio"
 
 
 class MathKey(NamedTuple):
@@ -52,6 +60,38 @@ class Cell:
     def __hash__(self) -> int:   # a fence line is one cell
         return hash((self.file, self.line))
 
+    @property
+    def check(self) -> str | None:
+        """The exercise check of a starter cell (`check=`), or None for a plain cell."""
+        return self.options.get("check")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """A `::: ejercicio` (task, starter cell, hints, solution) or the `::: reto` (task, hints, example)."""
+
+    id: str                     # the starter cell's id; CHALLENGE_ID for the challenge
+    check: str                  # its check in dpdeck.exercises.CHECKS
+    file: Path
+    line: int                   # 1-based line of its `:::` opening line
+    task: str                   # Markdown of the task (what comes before the cell)
+    cell: Cell | None           # the starter cell; None for the challenge
+    hints: tuple[str, ...]      # Markdown of each `::: pista`, in order
+    solution_code: str | None   # the Python of the `::: solucion`; None for the challenge
+    solution_text: str          # the rest of the `::: solucion` (Markdown)
+    # The challenge's example answer, by field of dpdeck.lab.EXTENSION_FIELDS (its `- **Rótulo:** …` items).
+    example: dict[str, str] | None = field(default=None, compare=False)
+
+    @property
+    def is_challenge(self) -> bool:
+        return self.cell is None
+
+    def where(self) -> str:
+        return f"{display_path(self.file)}:{self.line}"
+
+    def __hash__(self) -> int:
+        return hash((self.file, self.line))
+
 
 @dataclass(frozen=True)
 class Slide:
@@ -64,6 +104,7 @@ class Slide:
     source: str                 # its Markdown as written
     cells: tuple[Cell, ...]
     tokens: tuple = field(repr=False, compare=False)   # markdown-it block tokens, for rendering
+    exercise: Exercise | None = None                    # its `::: ejercicio` or `::: reto`, if any
 
     def __hash__(self) -> int:
         return hash((self.file, self.line))
@@ -80,6 +121,10 @@ class Deck:
     @property
     def cells(self) -> tuple[Cell, ...]:
         return tuple(cell for slide in self.slides for cell in slide.cells)
+
+    @property
+    def exercises(self) -> tuple[Exercise, ...]:
+        return tuple(slide.exercise for slide in self.slides if slide.exercise is not None)
 
     def find_cell(self, cell_id: str) -> Cell:
         for cell in self.cells:
@@ -102,6 +147,7 @@ def read_deck(slides_dir: Path) -> Deck:
     seen_ids: dict[str, str] = {}
     for path in sources:
         slides.extend(read_slide_file(md, path, math, seen_ids))
+    check_exercise_names([slide.exercise for slide in slides if slide.exercise is not None])
     title = next((slide.title for slide in slides if slide.title), "")
     return Deck(title, tuple(slides), math)
 
@@ -112,6 +158,7 @@ def read_slide_file(md, path: Path, math: dict, seen_ids: dict) -> list[Slide]:
     lines = text.splitlines()
     tokens = md.parse(text, {})
     cells_by_line = collect_cells_and_math(path, lines, tokens, math, seen_ids)
+    exercises_by_line = collect_exercises(path, lines, tokens, cells_by_line, seen_ids)
     slides = []
     for start, end, slide_tokens in split_slides(lines, tokens):
         attributes = read_slide_attributes(path, slide_tokens)
@@ -124,33 +171,55 @@ def read_slide_file(md, path: Path, math: dict, seen_ids: dict) -> list[Slide]:
         body = [token for token in slide_tokens if not is_slide_comment(token)]
         cells = tuple(cells_by_line[token.map[0] + 1] for token in body
                       if token.type == "fence" and token.map[0] + 1 in cells_by_line)
+        exercises = [exercises_by_line[token.map[0] + 1] for token in body
+                     if token.type == "container_open" and token.map[0] + 1 in exercises_by_line]
+        if len(exercises) > 1:
+            raise SourceError(path, exercises[1].line, "una diapositiva solo puede tener un ejercicio")
         source = "\n".join(lines[start - 1:end - 1]).strip("\n")
-        slides.append(Slide(path, first, attributes, extract_title(body), source, cells, tuple(body)))
+        slides.append(Slide(path, first, attributes, extract_title(body), source, cells, tuple(body),
+                            exercises[0] if exercises else None))
     return slides
 
 
 def collect_cells_and_math(path: Path, lines: list[str], tokens: list, math: dict,
                            seen_ids: dict) -> dict[int, Cell]:
-    """Check one file's tokens; return its cells by fence line and record its math."""
+    """Check one file's tokens; return its cells by fence line and record its math.
+
+    A fence inside a `::: pista` or a `::: solucion` is shown code, never a cell.
+    """
     cells: dict[int, Cell] = {}
+    containers: list[str] = []
     for token in tokens:
         if token.type == "fence":
             check_fence_closed(path, lines, token)
             info = token.info.strip()
             if info.split()[:1] and info.split()[0].startswith("python"):
+                line = token.map[0] + 1
+                if containers and containers[-1] in (HINT, SOLUTION):
+                    if info != "python":
+                        raise SourceError(path, line, f"el código de una «::: {containers[-1]}» no es una celda: "
+                                                      "escribe solo «```python», sin opciones")
+                    continue
                 cell = read_cell(path, token)
+                if cell.check is not None and containers[-1:] != [EXERCISE]:
+                    raise SourceError(path, line, "la opción check= solo va en la celda de un «::: ejercicio»")
                 if cell.id in seen_ids:
                     raise SourceError(path, cell.line, f"id de celda repetido «{cell.id}» "
                                                        f"(ya usado en {seen_ids[cell.id]})")
                 seen_ids[cell.id] = cell.where()
                 cells[cell.line] = cell
         elif token.type == "container_open":
+            line = token.map[0] + 1
             if token.info not in CONTAINERS:
-                raise SourceError(path, token.map[0] + 1, f"contenedor desconocido «::: {token.info}» "
-                                                          f"(se admiten: {', '.join(CONTAINERS)})")
+                raise SourceError(path, line, f"contenedor desconocido «::: {token.info}» "
+                                              f"(se admiten: {', '.join(CONTAINERS)})")
             if not token.meta.get("closed"):
-                raise SourceError(path, token.map[0] + 1, f"contenedor «::: {token.info}» sin cerrar "
-                                                          "(falta la línea «:::» final)")
+                raise SourceError(path, line, f"contenedor «::: {token.info}» sin cerrar "
+                                              "(falta la línea «:::» final)")
+            check_container_place(path, line, token.info, containers)
+            containers.append(token.info)
+        elif token.type == "container_close":
+            containers.pop()
         elif token.type == "math_block":
             math.setdefault(MathKey(token.content.strip(), True), (path, token.map[0] + 1))
         elif token.type == "html_block" and ".slide:" in token.content and not is_slide_comment(token):
@@ -161,6 +230,152 @@ def collect_cells_and_math(path: Path, lines: list[str], tokens: list, math: dic
                     key = MathKey(child.content.strip(), child.type == "math_inline_double")
                     math.setdefault(key, (path, find_inline_math_line(token, child_index)))
     return cells
+
+
+def check_container_place(path: Path, line: int, name: str, open_containers: list[str]) -> None:
+    """An exercise sits at the top of its slide and holds only hints and a solution; those only there."""
+    parent = open_containers[-1] if open_containers else None
+    if name in (EXERCISE, CHALLENGE) and parent is not None:
+        raise SourceError(path, line, f"«::: {name}» no puede ir dentro de «::: {parent}»")
+    if name in (HINT, SOLUTION) and parent not in (EXERCISE, CHALLENGE):
+        raise SourceError(path, line, f"«::: {name}» solo va dentro de «::: {EXERCISE}» o «::: {CHALLENGE}»")
+    if parent in (EXERCISE, CHALLENGE) and name not in (HINT, SOLUTION):
+        raise SourceError(path, line, f"dentro de «::: {parent}» solo van el enunciado, la celda, "
+                                      f"«::: {HINT}» y «::: {SOLUTION}» (no «::: {name}»)")
+    if parent in (HINT, SOLUTION):
+        raise SourceError(path, line, f"«::: {parent}» no admite otros contenedores (encontré «::: {name}»)")
+
+
+def collect_exercises(path: Path, lines: list[str], tokens: list, cells: dict[int, Cell],
+                      seen_ids: dict) -> dict[int, Exercise]:
+    """Each `::: ejercicio` and `::: reto` of a file, by the line of its opening `:::`, checked."""
+    exercises: dict[int, Exercise] = {}
+    for index, token in enumerate(tokens):
+        if token.type == "container_open" and token.info in (EXERCISE, CHALLENGE):
+            exercise = read_exercise(path, lines, tokens, index, cells)
+            if exercise.is_challenge:
+                if exercise.id in seen_ids:
+                    raise SourceError(path, exercise.line, f"«::: {CHALLENGE}» repetido, o id «{exercise.id}» "
+                                                           f"ya usado (en {seen_ids[exercise.id]}): el mazo "
+                                                           "tiene un solo reto")
+                seen_ids[exercise.id] = exercise.where()
+            exercises[exercise.line] = exercise
+    return exercises
+
+
+def read_exercise(path: Path, lines: list[str], tokens: list, start: int, cells: dict[int, Cell]) -> Exercise:
+    """One exercise from its tokens: task, then the cell, then one or more hints, then the solution."""
+    opening = tokens[start]
+    kind, line = opening.info, opening.map[0] + 1
+    level = opening.level + 1
+    # The exercise's own blocks (its children), as (kind, token).
+    parts, depth = [], 0
+    for token in tokens[start + 1:]:
+        if token.type == "container_close" and token.level == opening.level:
+            break
+        if token.level != level or token.nesting == -1:
+            continue
+        if token.type == "container_open":
+            parts.append((token.info, token))
+        elif token.type == "fence" and token.map[0] + 1 in cells:
+            parts.append(("cell", token))
+        else:
+            parts.append(("text", token))
+    order = [name for name, _ in parts]
+    where_of = {id(token): token.map[0] + 1 for _, token in parts}
+
+    def fail(token_or_line, message):
+        at = token_or_line if isinstance(token_or_line, int) else where_of[id(token_or_line)]
+        raise SourceError(path, at, message)
+
+    cell_tokens = [token for name, token in parts if name == "cell"]
+    hint_tokens = [token for name, token in parts if name == HINT]
+    solution_tokens = [token for name, token in parts if name == SOLUTION]
+    if kind == EXERCISE and not cell_tokens:
+        fail(line, "al ejercicio le falta su celda («```python id=… check=…»)")
+    if len(cell_tokens) > 1:
+        fail(cell_tokens[1], "un ejercicio tiene una sola celda")
+    if not hint_tokens:
+        fail(line, f"al «::: {kind}» le falta al menos una «::: {HINT}»")
+    if len(solution_tokens) != 1:
+        fail(solution_tokens[1] if solution_tokens else line,
+             f"un «::: {kind}» tiene exactamente una «::: {SOLUTION}»" if solution_tokens else
+             f"al «::: {kind}» le falta su «::: {SOLUTION}»")
+    # Task, cell, hints, solution: in that order.
+    first_part = {"text": 0, "cell": 1, HINT: 2, SOLUTION: 3}
+    ranks = [first_part[name] for name in order]
+    for (name, token), previous, current in zip(parts[1:], ranks, ranks[1:]):
+        if current < previous:
+            fail(token, f"en un «::: {kind}» va primero el enunciado, después la celda, las pistas y "
+                        "al final la solución")
+    if not ranks or ranks[0] != 0:
+        fail(line, f"al «::: {kind}» le falta el enunciado (el texto antes de la celda y las pistas)")
+
+    task_end = (cell_tokens[0] if cell_tokens else hint_tokens[0]).map[0]
+    task = "\n".join(lines[opening.map[0] + 1:task_end]).strip("\n")
+    hints = tuple(container_body(lines, token) for token in hint_tokens)
+    solution = solution_tokens[0]
+    code_fences = [token for token in tokens if token.type == "fence" and token.map
+                   and solution.map[0] < token.map[0] < solution.map[1] and token.info.strip() == "python"]
+    if kind == EXERCISE and len(code_fences) != 1:
+        fail(solution, f"la «::: {SOLUTION}» de un ejercicio lleva un bloque «```python» con el código"
+                       if not code_fences else f"la «::: {SOLUTION}» lleva un solo bloque «```python»")
+    if kind == CHALLENGE and code_fences:
+        raise SourceError(path, code_fences[0].map[0] + 1, f"la «::: {SOLUTION}» del reto es un ejemplo "
+                                                           "de respuesta en texto, sin código")
+    if kind == EXERCISE:
+        fence = code_fences[0]
+        solution_code = fence.content[:-1] if fence.content.endswith("\n") else fence.content
+        explanation = lines[solution.map[0] + 1:fence.map[0]] + lines[fence.map[1]:solution.map[1]]
+        cell = cells[cell_tokens[0].map[0] + 1]
+        return Exercise(cell.id, cell.check or "", path, line, task, cell, hints, solution_code,
+                        "\n".join(explanation).strip("\n"))
+    example = read_challenge_example(path, solution.map[0] + 1, lines[solution.map[0] + 1:solution.map[1]])
+    return Exercise(CHALLENGE_ID, CHALLENGE_ID, path, line, task, None, hints, None, container_body(lines, solution),
+                    example)
+
+
+def read_challenge_example(path: Path, line: int, lines: list[str]) -> dict[str, str]:
+    """The challenge's example: one `- **Rótulo:** texto` item per field of dpdeck.lab.EXTENSION_FIELDS."""
+    from dpdeck.lab import EXTENSION_FIELDS   # the challenge's fields are the lab's contract
+
+    by_label = {label: key for key, (label, _) in EXTENSION_FIELDS.items()}
+    example: dict[str, str] = {}
+    current = None
+    for text in lines:
+        match = re.match(r"- \*\*([^*:]+):\*\*\s*(.*)$", text)
+        if match and match.group(1) in by_label:
+            current = by_label[match.group(1)]
+            example[current] = match.group(2).strip()
+        elif current is not None and text.startswith("  ") and text.strip():
+            example[current] += " " + text.strip()
+        else:
+            current = None
+    missing = [label for label, key in by_label.items() if not example.get(key)]
+    if missing:
+        raise SourceError(path, line, f"la «::: {SOLUTION}» del reto da un ejemplo de cada parte, una por línea: "
+                                      f"«- **{missing[0]}:** …» (faltan: {', '.join(missing)})")
+    return {key: example[key] for key in by_label.values()}
+
+
+def container_body(lines: list[str], token) -> str:
+    """The Markdown between a container's `::: name` line and its closing `:::`."""
+    return "\n".join(lines[token.map[0] + 1:token.map[1]]).strip("\n")
+
+
+def check_exercise_names(exercises: list[Exercise]) -> None:
+    """Every exercise names a check that dpdeck.exercises has; only the challenge uses the challenge's."""
+    from dpdeck.exercises import CHECKS   # the registry lives with the checks (imported only with exercises)
+
+    for exercise in exercises:
+        where_line = exercise.cell.line if exercise.cell is not None else exercise.line
+        if exercise.cell is not None and exercise.cell.check is None:
+            raise SourceError(exercise.file, where_line, "la celda de un ejercicio necesita check=NOMBRE "
+                                                         f"(se admiten: {', '.join(sorted(CHECKS))})")
+        if exercise.check not in CHECKS or (exercise.cell is not None and exercise.check == CHALLENGE_ID):
+            names = sorted(name for name in CHECKS if name != CHALLENGE_ID)
+            raise SourceError(exercise.file, where_line, f"check={exercise.check}: no hay esa comprobación en "
+                                                         f"dpdeck.exercises (se admiten: {', '.join(names)})")
 
 
 def read_cell(path: Path, token) -> Cell:
@@ -191,6 +406,8 @@ def parse_cell_options(path: Path, line: int, info: str) -> dict[str, str]:
         raise SourceError(path, line, "a la celda le falta «id=…»")
     if not CELL_ID.fullmatch(options["id"]):
         raise SourceError(path, line, f"id de celda no válido «{options['id']}» (solo a-z, 0-9 y -)")
+    if "check" in options and not CELL_ID.fullmatch(options["check"]):
+        raise SourceError(path, line, f"check={options['check']}: no es un nombre de comprobación (a-z, 0-9 y -)")
     figures = options.get("figures", "0")
     if not figures.isdigit():
         raise SourceError(path, line, f"figures={figures}: se espera un número entero ≥ 0")
