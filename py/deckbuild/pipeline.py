@@ -1,4 +1,4 @@
-"""The build in order: slides → formulas → cells → Pyodide → bundles → wheel → page → manifest.
+"""The build in order: slides → formulas → cells → notebooks → Pyodide → bundles → wheel → page → manifest.
 
 Everything is written into a temporary folder beside out/ that replaces out/
 only once it is complete: a failed build leaves the previous out/ untouched.
@@ -16,6 +16,7 @@ from .errors import BuildError
 from .files import ensure_dir
 from .package import build_dpdeck_wheel, bundle_sources, check_stylesheet_urls, copy_shipped_pins, write_manifest
 from .paths import CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, display_path
+from .notebooks import write_notebooks
 from .pins import verify_npm_pins
 from .prerender import prerender_cells
 from .pyodide import PYODIDE_VERSION, copy_pyodide, gather_pyodide
@@ -48,6 +49,9 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
         with step("celdas pre-calculadas con Python nativo"):
             prerendered = prerender_cells(deck, staging, keep_going)
             print(f"  {len(deck.cells)} celdas ({prerendered.cache_hits} de la caché)", flush=True)
+        with step("cuadernos de Jupyter"):
+            notebooks = write_notebooks(deck, staging)
+            print(f"  {len(notebooks.chapters)} capítulos × 3 cuadernos", flush=True)
         with step(f"Pyodide {PYODIDE_VERSION} y sus paquetes"):
             boot_bytes = copy_pyodide(staging, gather_pyodide(pyodide_dist))
         with step("JS y CSS con esbuild"):

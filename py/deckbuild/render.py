@@ -23,6 +23,8 @@ EXERCISE_HELP = ("Escribe tu solución en la celda y pulsa «Comprobar». "
 CHALLENGE_HELP = ("Escribe las cuatro partes y pulsa «Comprobar»; «Exportar laboratorio (JSON)» "
                   "descarga el laboratorio con tu extensión.")
 SEED_LABEL = "Semilla del laboratorio"
+SOLUTION_LABEL = "Solución"
+EXAMPLE_LABEL = "Un ejemplo de respuesta"
 
 
 def render_output(output: dict, cell: Cell, figure_number: int) -> str:
@@ -106,7 +108,8 @@ def render_exercise_panel(md, exercise: Exercise) -> str:
     for number, hint in enumerate(exercise.hints, 1):
         parts.append(f'<div class="ejercicio-pista" data-hint="{number}" hidden>\n'
                      f'<p class="ejercicio-rotulo">Pista {number} de {count}</p>\n{render_markdown(md, hint)}</div>')
-    solution = ['<div class="ejercicio-solucion" hidden>', '<p class="ejercicio-rotulo">Solución</p>']
+    label = EXAMPLE_LABEL if exercise.is_challenge else SOLUTION_LABEL
+    solution = ['<div class="ejercicio-solucion" hidden>', f'<p class="ejercicio-rotulo">{label}</p>']
     if exercise.solution_code is not None:
         solution.append(f'<pre class="ejercicio-codigo"><code>{html.escape(exercise.solution_code, quote=False)}'
                         '</code></pre>')

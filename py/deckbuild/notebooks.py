@@ -1,0 +1,329 @@
+"""The chapters as Jupyter notebooks, three per chapter, from the same slide sources.
+
+Stage: `Deck` → `Notebooks` (out/notebooks/<capítulo>/*.ipynb and
+out/notebooks/index.json). A chapter is a slide file with an exercise; a file
+without one (the cover) opens the next chapter. Each chapter gets:
+
+* ``notebook.ipynb``: the lecture, guided: each slide's text as Markdown
+  (math kept as ``$…$``, speaker notes left out, boxes as quotes) and each
+  cell as a code cell; its exercises as in the deck (task, starter code, a
+  check cell, hints folded);
+* ``notebook_student.ipynb``: the worksheet: only the exercises, blank
+  (starter code, check cell, hints);
+* ``notebook_solution.ipynb``: the worksheet solved: each exercise with its
+  solution code, its check and its explanation.
+
+Every notebook starts with ``%matplotlib inline`` so figures show under
+Jupyter, is valid for ``nbformat`` and has stable cell ids (the same slides
+give the same bytes). Code cells carry ``metadata.dpdeck`` (``cell``,
+``check``, ``challenge``): the page uses it to put a student's edits into the
+notebook they download.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import BuildError
+from .files import ensure_dir
+from .slides import CHALLENGE, EXERCISE, Deck, Exercise, Slide
+
+FLAVOURS = {
+    "guided": "notebook.ipynb",
+    "student": "notebook_student.ipynb",
+    "solution": "notebook_solution.ipynb",
+}
+FOLDER = "notebooks"
+INDEX = "index.json"
+
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+SETUP_SOURCE = "%matplotlib inline"
+SETUP_NOTE = {
+    "guided": "Cuaderno guiado del capítulo: el texto de la clase y cada celda, en orden.",
+    "student": "Ejercicios del capítulo para resolver: completa cada celda y ejecuta su comprobación.",
+    "solution": "Ejercicios del capítulo resueltos: la solución de referencia, comprobada y explicada.",
+}
+HEADING_SUFFIX = {"guided": "", "student": ": ejercicios", "solution": ": soluciones"}
+INSTALL_NOTE = ("Necesita el paquete `dpdeck`: en la carpeta del proyecto, `pip install -e .`. "
+                "Ejecuta las celdas de arriba abajo (Mayús+Intro).")
+# Containers whose content is the lecture's text; boxes become quotes, the rest is read through.
+BOXES = ("definicion", "idea", "aviso")
+READ_THROUGH = ("fragment", "columns", "column")
+SKIPPED = ("notes",)
+# Inline HTML the slides use for typesetting only (`<span class="nowrap">`).
+INLINE_TAGS = re.compile(r"</?span\b[^>]*>")
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """A chapter's notebooks: where they are (relative to out/) and what they hold."""
+
+    name: str                     # the stem of its file with exercises: "01-privacidad"
+    title: str
+    files: tuple[str, ...]        # the slide files it covers, in order
+    notebooks: dict[str, str]     # flavour → path under out/
+    cells: tuple[str, ...]        # ids of the deck's cells in its guided notebook
+    exercises: tuple[str, ...]    # ids of its exercises
+
+
+@dataclass(frozen=True)
+class Notebooks:
+    chapters: tuple[Chapter, ...]
+
+    def chapter_of(self, file_name: str) -> Chapter | None:
+        return next((chapter for chapter in self.chapters if file_name in chapter.files), None)
+
+
+# ------------------------------------------------------------------ chapters
+
+
+def group_chapters(deck: Deck) -> list[list[Slide]]:
+    """Slides grouped by chapter: each file with an exercise closes one; files without join the next."""
+    files: dict[Path, list[Slide]] = {}
+    for slide in deck.slides:
+        files.setdefault(slide.file, []).append(slide)
+    chapters, pending = [], []
+    for slides in files.values():
+        pending.extend(slides)
+        if any(slide.exercise is not None for slide in slides):
+            chapters.append(pending)
+            pending = []
+    if pending and chapters:
+        chapters[-1].extend(pending)
+    return chapters
+
+
+OPENING_CLASSES = ("capitulo", "portada")
+
+
+def chapter_title(slides: list[Slide], name: str) -> str:
+    """The chapter's title slide in its own file («1 · Privacidad diferencial»), else its file's name («Cierre»)."""
+    for slide in slides:
+        if slide.file.stem == name and slide.attributes.get("class") == "capitulo" and slide.title:
+            return strip_tags(slide.title)
+    return re.sub(r"^\d+-", "", name).replace("-", " ").capitalize()
+
+
+# ------------------------------------------------------------------ Markdown
+
+
+class SlideText:
+    """A slide's Markdown as the notebook shows it, from the slide file's lines."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+
+    def between(self, start: int, end: int) -> str:
+        return "\n".join(self.lines[start:end])
+
+    def blocks(self, tokens: list, *, demote: bool) -> list[tuple[str, object]]:
+        """(kind, content) in order: ("md", text), ("cell", Cell line) or ("exercise", None)."""
+        out: list[tuple[str, object]] = []
+        index = 0
+        while index < len(tokens):
+            token = tokens[index]
+            end = matching_close(tokens, index)
+            if token.type == "container_open":
+                if token.info in (EXERCISE, CHALLENGE):
+                    out.append(("exercise", None))
+                elif token.info in BOXES:
+                    inner = self.blocks(tokens[index + 1:end], demote=demote)
+                    out.extend(("md", quote(content)) if kind == "md" else (kind, content) for kind, content in inner)
+                elif token.info in READ_THROUGH:
+                    out.extend(self.blocks(tokens[index + 1:end], demote=demote))
+                elif token.info not in SKIPPED:
+                    raise BuildError(f"contenedor «::: {token.info}» sin versión para el cuaderno")
+            elif token.type == "fence" and token.info.strip().split()[:1] and \
+                    token.info.strip().split()[0] == "python" and "id=" in token.info:
+                out.append(("cell", token.map[0] + 1))
+            elif token.type == "html_block":
+                pass   # slide attributes and drawings (the cover's SVG) are the slide's, not the text's
+            elif token.map:
+                text = self.between(*token.map)
+                if token.type == "heading_open" and demote:
+                    text = "#" + text
+                out.append(("md", INLINE_TAGS.sub("", text)))
+            index = end + 1
+        return out
+
+
+def matching_close(tokens: list, index: int) -> int:
+    """Index of the token that closes tokens[index] (itself if it does not open anything)."""
+    token = tokens[index]
+    if token.nesting != 1:
+        return index
+    depth = 0
+    for position in range(index, len(tokens)):
+        depth += tokens[position].nesting
+        if depth == 0:
+            return position
+    return len(tokens) - 1
+
+
+def quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))
+
+
+def strip_tags(text: str) -> str:
+    return INLINE_TAGS.sub("", text)
+
+
+# ------------------------------------------------------------------ cells
+
+
+class NotebookWriter:
+    """Builds one notebook's cells with stable ids."""
+
+    def __init__(self, flavour: str, chapter: str):
+        from nbformat import v4
+
+        self.v4 = v4
+        self.flavour = flavour
+        self.chapter = chapter
+        self.cells: list = []
+        self.markdown_count = 0
+        self.pending: list[str] = []
+
+    def markdown(self, text: str) -> None:
+        if text.strip():
+            self.pending.append(text.strip("\n"))
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        self.markdown_count += 1
+        self.cells.append(self.v4.new_markdown_cell("\n\n".join(self.pending), id=f"texto-{self.markdown_count}"))
+        self.pending = []
+
+    def code(self, source: str, *, cell_id: str, metadata: dict | None = None) -> None:
+        self.flush()
+        cell = self.v4.new_code_cell(source, id=cell_id)
+        if metadata:
+            cell.metadata["dpdeck"] = metadata
+        self.cells.append(cell)
+
+    def notebook(self, title: str):
+        self.flush()
+        notebook = self.v4.new_notebook(cells=self.cells)
+        notebook.metadata["kernelspec"] = dict(KERNELSPEC)
+        notebook.metadata["language_info"] = {"name": "python"}
+        notebook.metadata["dpdeck"] = {"chapter": self.chapter, "flavour": self.flavour, "title": title}
+        return notebook
+
+
+def check_source(check: str) -> str:
+    return f'from dpdeck.exercises import check\ncheck("{check}", globals())'
+
+
+def hints_markdown(exercise: Exercise) -> str:
+    count = len(exercise.hints)
+    return "\n\n".join(f"<details><summary>Pista {number} de {count}</summary>\n\n{strip_tags(hint)}\n\n</details>"
+                       for number, hint in enumerate(exercise.hints, 1))
+
+
+def challenge_source(values: dict[str, str] | None) -> str:
+    """The challenge as code: `semilla` and `student_extension`, empty or with the example answer."""
+    from dpdeck.lab import EXTENSION_FIELDS
+
+    lines = ["semilla = 0   # la semilla del laboratorio", "student_extension = {"]
+    for key, (label, prompt) in EXTENSION_FIELDS.items():
+        value = (values or {}).get(key, "")
+        lines.append(f"    # {label}: {prompt}")
+        lines.append(f"    {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)},")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+EXPORT_SOURCE = """from dpdeck.exercises import export_lab
+
+exportado = export_lab(seed=semilla, extension=student_extension)
+if exportado["json"] is None:
+    print("Completa student_extension para exportar el laboratorio.")
+else:
+    with open(exportado["filename"], "w", encoding="utf-8") as archivo:
+        archivo.write(exportado["json"])
+    print("Laboratorio con tu extensión guardado en", exportado["filename"])"""
+
+
+def add_exercise(writer: NotebookWriter, exercise: Exercise, *, solved: bool, with_hints: bool) -> None:
+    writer.markdown(strip_tags(exercise.task))
+    if exercise.is_challenge:
+        writer.code(challenge_source(exercise.example if solved else None), cell_id=exercise.id,
+                    metadata={"challenge": exercise.id, "check": exercise.check})
+    else:
+        source = exercise.solution_code if solved else exercise.cell.source
+        writer.code(source, cell_id=exercise.id, metadata={"cell": exercise.id, "check": exercise.check})
+    writer.code(check_source(exercise.check), cell_id=f"{exercise.id}-comprobar",
+                metadata={"checks": exercise.id})
+    if exercise.is_challenge:
+        writer.code(EXPORT_SOURCE, cell_id=f"{exercise.id}-exportar", metadata={"exports": exercise.id})
+    if solved:
+        writer.markdown(("**Un ejemplo de respuesta.**\n\n" if exercise.is_challenge else "**Solución explicada.** ")
+                        + strip_tags(exercise.solution_text))
+    elif with_hints:
+        writer.markdown(hints_markdown(exercise))
+
+
+# ------------------------------------------------------------------ notebooks
+
+
+def build_notebook(flavour: str, name: str, title: str, slides: list[Slide], texts: dict[Path, SlideText]):
+    writer = NotebookWriter(flavour, name)
+    # The guided notebook's first slide is often the chapter's title slide: then it gives the heading.
+    opens_itself = flavour == "guided" and slides[0].attributes.get("class") in OPENING_CLASSES
+    heading = "" if opens_itself else f"# {title}{HEADING_SUFFIX[flavour]}\n\n"
+    writer.markdown(f"{heading}*{SETUP_NOTE[flavour]} {INSTALL_NOTE}*")
+    writer.code(SETUP_SOURCE, cell_id="preparar")
+    cells_by_line = {(cell.file, cell.line): cell for slide in slides for cell in slide.cells}
+    for slide in slides:
+        if flavour != "guided":
+            if slide.exercise is None:
+                continue
+            writer.markdown(f"## {strip_tags(slide.title)}" if slide.title else "")
+            add_exercise(writer, slide.exercise, solved=flavour == "solution", with_hints=True)
+            continue
+        demote = slide.attributes.get("class", "") not in OPENING_CLASSES
+        for kind, content in texts[slide.file].blocks(list(slide.tokens), demote=demote):
+            if kind == "md":
+                writer.markdown(content)
+            elif kind == "cell":
+                cell = cells_by_line[(slide.file, content)]
+                writer.code(cell.source, cell_id=cell.id, metadata={"cell": cell.id})
+            elif kind == "exercise":
+                add_exercise(writer, slide.exercise, solved=False, with_hints=True)
+        writer.flush()   # each slide starts its own Markdown cell
+    return writer.notebook(title)
+
+
+def write_notebooks(deck: Deck, out: Path) -> Notebooks:
+    """Write every chapter's three notebooks and notebooks/index.json under out/; return where they are."""
+    import nbformat
+
+    texts = {slide.file: SlideText(slide.file.read_text(encoding="utf-8").splitlines()) for slide in deck.slides}
+    chapters = []
+    for slides in group_chapters(deck):
+        name = next(slide.file.stem for slide in reversed(slides) if slide.exercise is not None)
+        title = chapter_title(slides, name)
+        folder = ensure_dir(out / FOLDER / name)
+        paths = {}
+        for flavour, file_name in FLAVOURS.items():
+            notebook = build_notebook(flavour, name, title, slides, texts)
+            try:
+                nbformat.validate(notebook)
+            except nbformat.ValidationError as error:
+                raise BuildError(f"el cuaderno {name}/{file_name} no es válido para nbformat: {error.message}")
+            (folder / file_name).write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
+            paths[flavour] = f"{FOLDER}/{name}/{file_name}"
+        files = tuple(dict.fromkeys(slide.file.name for slide in slides))
+        chapters.append(Chapter(name, title, files, paths,
+                                tuple(cell.id for slide in slides for cell in slide.cells),
+                                tuple(slide.exercise.id for slide in slides if slide.exercise is not None)))
+    index = {"chapters": [{"name": chapter.name, "title": chapter.title, "files": list(chapter.files),
+                           "notebooks": chapter.notebooks, "cells": list(chapter.cells),
+                           "exercises": list(chapter.exercises)} for chapter in chapters]}
+    ensure_dir(out / FOLDER)
+    (out / FOLDER / INDEX).write_text(json.dumps(index, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return Notebooks(tuple(chapters))
