@@ -4,7 +4,7 @@
 
 import { createEditor, replaceSource } from "./editor.js";
 import { LiveOutput } from "./outputs.js";
-import { CELL_STATUS, RUN_STATUS } from "./protocol.js";
+import { CELL_STATUS, REQUEST, RUN_STATUS } from "./protocol.js";
 import { RUN_CANCELLED } from "./python.js";
 
 const STATUS_TEXT = {
@@ -32,7 +32,8 @@ function button(action, text, title) {
 
 export class Cell {
   /** settings: the deck's settings (config.js: saveDelayMs, streamAfterMs, recomputingMarkAfterMs). */
-  constructor(element, { runtime, store, readOnly, unavailableMessage, settings }) {
+  /** savedOutputs: where the last live output of an edited cell is kept (savedoutputs.js), or null. */
+  constructor(element, { runtime, store, savedOutputs = null, readOnly, unavailableMessage, settings }) {
     this.element = element;
     this.id = element.dataset.cellId;
     this.runtime = runtime;
@@ -42,6 +43,7 @@ export class Cell {
     const code = element.querySelector(".cell-source code") || element.querySelector(".cell-source");
     this.original = code ? code.textContent : "";
     this.output = new LiveOutput(element, this.id, settings);
+    this.savedOutputs = readOnly ? null : savedOutputs;
     this.saveTimer = null;
     // The code the shown output belongs to (the pre-computed output is the original's).
     this.lastRunSource = this.original;
@@ -65,6 +67,12 @@ export class Cell {
       onRun: () => this.run(),
       onChange: (text) => this.onEdit(text),
     });
+    // An edited cell comes back with the output of its last run in this browser.
+    const savedRun = source !== this.original && this.savedOutputs ? this.savedOutputs.load(this.id) : null;
+    if (savedRun) {
+      this.output.showSaved(savedRun);
+      this.lastRunSource = savedRun.source;
+    }
     this.markEdited(source !== this.original);
     this.output.setStale(source !== this.lastRunSource);
     this.isolateKeys();
@@ -124,7 +132,26 @@ export class Cell {
     clearTimeout(this.saveTimer);
     this.saveTimer = null;
     if (this.edited) this.store.save(this.id, this.source);
-    else this.store.forget(this.id);
+    else {
+      this.store.forget(this.id);
+      this.savedOutputs?.forget(this.id);
+    }
+  }
+
+  /** Keeps the last run of edited code for the next visit; says so when the browser has no room. */
+  saveOutput(source, result) {
+    if (!this.savedOutputs || !FINISHED.has(result.status)) return;
+    if (source === this.original || (!(result.outputs || []).length && result.notice)) {
+      if (source === this.original) this.savedOutputs.forget(this.id);
+      return;
+    }
+    const { saved, figuresDropped } = this.savedOutputs.save(this.id, source, result);
+    if (!saved || figuresDropped) {
+      this.element.dispatchEvent(new CustomEvent("cell-output-not-saved", {
+        bubbles: true,
+        detail: { id: this.id, saved, figuresDropped },
+      }));
+    }
   }
 
   /** Saves a pending edit now (the page is being left). */
@@ -144,8 +171,12 @@ export class Cell {
     this.stopButton.disabled = !busy;
   }
 
-  /** Queues this cell's current code; resolves when it has run (or was cancelled). */
-  async run() {
+  /**
+   * Queues this cell's current code; resolves when it has run (or was cancelled).
+   * With `check` (a name in dpdeck.exercises.CHECKS) it is «Comprobar»: the
+   * result also carries the check's `verdict`.
+   */
+  async run({ check = null } = {}) {
     if (!this.runtime || this.unavailableMessage) {
       // Print view and speaker view have no Python; a file page says how to get it.
       if (!this.unavailableMessage) return null;
@@ -164,6 +195,7 @@ export class Cell {
         this.output.begin();
       },
       onStream: (chunks) => this.output.appendStreams(chunks),
+      ...(check ? { type: REQUEST.CHECK, payload: { check } } : {}),
     });
     if (result.status === RUN_CANCELLED) {
       // Dropped from the queue: back to what it showed before.
@@ -172,6 +204,7 @@ export class Cell {
       return result;
     }
     this.output.finish(result);
+    this.saveOutput(source, result);
     this.setStatus(FINISHED.has(result.status) ? result.status : CELL_STATUS.ERROR);
     // How many runs this cell has finished: lets a script wait for the next one.
     this.element.dataset.runs = String(Number(this.element.dataset.runs || 0) + 1);

@@ -82,5 +82,21 @@ export default {
 
     // How long «Deshacer» stays offered after «Restaurar todo».
     undoRestoreMs: 10_000,
+
+    // How long a notice with «Entendido» stays (for example: no room to save outputs).
+    noticeMs: 8000,
+
+    // The last run of an edited cell is saved with its edit (savedoutputs.js).
+    // Its figures, as base64 PNG, are kept up to this many characters per cell
+    // (a slide's figure is about 60 000); past it only the text is saved.
+    savedFigureChars: 600_000,
+    // All saved outputs of the deck together stay under this many characters
+    // (localStorage holds about 5 million per site, and the edits come first):
+    // the oldest go first.
+    savedOutputsChars: 2_500_000,
+
+    // The exercises (exercises.js): how long after the last keystroke the
+    // challenge's answer is saved.
+    challengeSaveDelayMs: 300,
   },
 };

@@ -10,6 +10,8 @@
 import { Cell } from "./cells.js";
 import defaults from "./config.js";
 import { EditStore } from "./storage.js";
+import { SavedOutputs } from "./savedoutputs.js";
+import { REQUEST } from "./protocol.js";
 import { PYTHON_STATE, PythonRuntime, RUNTIME_EVENT } from "./python.js";
 import { FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
 import { autorunEnabled, deckBaseUrl, deckPath, isFilePage, isPrintPdf, isReceiver, pythonAllowed } from "./page.js";
@@ -19,6 +21,10 @@ import { autorunEnabled, deckBaseUrl, deckPath, isFilePage, isPrintPdf, isReceiv
 const WORKER_URL = new URL("worker.js", document.currentScript ? document.currentScript.src : `${deckBaseUrl}js/`).href;
 
 const RECEIVER_MESSAGE = "Esta vista solo refleja las diapositivas; ejecuta las celdas en la ventana principal.";
+const OUTPUT_NOT_SAVED_MESSAGE = "Este navegador no tiene sitio para guardar las salidas; tu código sí se guardó.";
+const FIGURES_NOT_SAVED_MESSAGE = "Las figuras de tus ejecuciones no caben en este navegador: se guardó solo el texto.";
+// The queue key of the lab's runs (the challenge's «Comprobar» and «Exportar»).
+const LAB_KEY = "laboratorio";
 
 function afterFirstPaint(callback) {
   requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(callback, 0)));
@@ -35,6 +41,10 @@ class LiveDeck {
     this.settings = settings;
     this.root = document.documentElement;
     this.store = new EditStore(deckPath);
+    this.savedOutputs = new SavedOutputs(deckPath, {
+      figureChars: settings.savedFigureChars,
+      totalChars: settings.savedOutputsChars,
+    });
     this.cells = new Map();
     this.reveal = null;
     this.autorunDone = false;
@@ -62,6 +72,14 @@ class LiveDeck {
     }
     if (this.runtime) this.watchRuntime();
     document.addEventListener("cell-edited", () => this.updateRestoreButton());
+    // Said once a visit: a full browser must not nag after every run.
+    const warned = new Set();
+    document.addEventListener("cell-output-not-saved", (event) => {
+      const message = event.detail.saved ? FIGURES_NOT_SAVED_MESSAGE : OUTPUT_NOT_SAVED_MESSAGE;
+      if (!this.toast || warned.has(message)) return;
+      warned.add(message);
+      this.toast.show(message, { actionText: "Entendido", actionName: "dismiss", durationMs: this.settings.noticeMs });
+    });
     // Edits are saved a moment after typing stops; leaving the page saves them at once.
     const saveAll = () => this.cells.forEach((cell) => cell.flushSave());
     window.addEventListener("pagehide", saveAll);
@@ -102,11 +120,14 @@ class LiveDeck {
       const cell = new Cell(element, {
         runtime: this.runtime,
         store: this.store,
+        savedOutputs: this.savedOutputs,
         readOnly: isPrintPdf || isReceiver,
         unavailableMessage: this.unavailableMessage,
         settings: this.settings,
       });
       this.cells.set(cell.id, cell);
+      // Other plugins (exercises, cell tools) add their part to a cell once it has its editor.
+      element.dispatchEvent(new CustomEvent("cell-ready", { bubbles: true, detail: { id: cell.id } }));
     } catch (error) {
       // One broken cell must not take the others (or the slides) with it.
       console.error(`celda ${element.dataset.cellId}:`, error);
@@ -170,6 +191,16 @@ class LiveDeck {
     this.status.setRestoreEnabled(anyEdited);
   }
 
+  /**
+   * The lab of the class with the challenge's answer (dpdeck.exercises.export_lab):
+   * {verdict, json, filename}; {notice} when Python could not run it; null without Python.
+   */
+  async lab({ seed, extension }) {
+    if (!this.runtime || this.unavailableMessage) return this.unavailableMessage ? { notice: this.unavailableMessage } : null;
+    const result = await this.runtime.run(LAB_KEY, "", { type: REQUEST.LAB, payload: { seed, extension } });
+    return result && result.verdict ? result : { notice: (result && result.notice) || "El laboratorio no terminó." };
+  }
+
   /** Python's state, boot timings and counters, as plain data. */
   describePython() {
     const runtime = this.runtime;
@@ -194,6 +225,12 @@ function scriptedCell(cell) {
     setSource: (source) => cell.setSource(source),
     /** What ▶ does; resolves with the run's result (plain data), or null where Python cannot run. */
     run: () => cell.run(),
+    /** What «Comprobar» does on an exercise's cell: the run's result with the check's `verdict`. */
+    check: () => cell.run({ check: cell.element.closest("[data-check]")?.dataset.check || null }),
+    /** Whether its code differs from the original (saved in this browser). */
+    get edited() {
+      return cell.edited;
+    },
     /** What ■ does. */
     stop: () => cell.stop(),
     /** What ↺ does. */
@@ -218,6 +255,26 @@ export function LiveCells() {
     /** Python's state (off | loading | ready | error), its boot timings and its counters. */
     get python() {
       return deck ? deck.describePython() : null;
+    },
+    /** The lab with the challenge's answer: {verdict, json, filename}, {notice}, or null without Python. */
+    lab: (request) => (deck ? deck.lab(request) : Promise.resolve(null)),
+    /** Where this deck keeps its edits (storage.js), for the other plugins of the page. */
+    get store() {
+      return deck ? deck.store : null;
+    },
+    /** Saved outputs of edited cells (savedoutputs.js), for the notebook a student downloads. */
+    get savedOutputs() {
+      return deck ? deck.savedOutputs : null;
+    },
+    /** Adds a deck-wide button to the status chip (the other plugins' actions); null where there is no chip. */
+    addAction: (spec) => (deck && deck.status ? deck.status.addButton(spec) : null),
+    /** Shows a short message at the bottom of the window, with a button that closes it. */
+    notify: (text) => deck && deck.toast && deck.toast.show(text, {
+      actionText: "Entendido", actionName: "dismiss", durationMs: deck.settings.noticeMs,
+    }),
+    /** Ids of the cells that have their editor, in page order. */
+    get cellIds() {
+      return deck ? Array.from(deck.cells.keys()) : [];
     },
   };
 }

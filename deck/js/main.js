@@ -6,12 +6,17 @@
 //   notes           reveal's own speaker view
 //   dpdeck-screens  reveal's help, pause and jump screens in Spanish (revealscreens.js)
 //   dpdeck          the live cells and their Python (deck.js)
+//   dpdeck-exercises  «Comprobar», hints and solutions of the exercises (exercises.js)
+//   dpdeck-tools    copy and download a cell, run a slide or a chapter, the chapter's notebook (celltools.js)
 
+import { CellToolsPlugin } from "./celltools.js";
 import config from "./config.js";
 import { LiveCells } from "./deck.js";
+import { Exercises } from "./exercises.js";
 import { SpanishScreens } from "./revealscreens.js";
 import { SpeakerView } from "./speaker.js";
 
 const Reveal = window.Reveal;
-const plugins = [SpeakerView(), window.RevealNotes, SpanishScreens(), LiveCells()].filter(Boolean);
+const plugins = [SpeakerView(), window.RevealNotes, SpanishScreens(), LiveCells(), Exercises(), CellToolsPlugin()]
+  .filter(Boolean);
 Reveal.initialize({ ...config, plugins }).catch((error) => console.error("dpdeck:", error));

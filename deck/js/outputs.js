@@ -17,9 +17,12 @@ import {
   outputClass,
 } from "./protocol.js";
 import { RUN_CANCELLED } from "./python.js";
+import { base64ToBytes } from "./savedoutputs.js";
 
 // The page never shows more stream text than the contract's limit, whatever arrives.
 const PAGE_CAP_NOTICE = "\n[Salida recortada en la página.]\n";
+// A saved run whose figures did not fit in this browser's storage (savedoutputs.js).
+const FIGURES_NOT_SAVED = "Las figuras de esta ejecución no se guardaron (ocupan demasiado): vuelve a ejecutar la celda para verlas.";
 
 function textBlock(tag, className, text) {
   const element = document.createElement(tag);
@@ -84,7 +87,7 @@ export class LiveOutput {
 
   /** The cell status the output shown stands for: idle (pre-computed), done or error. */
   shownStatus() {
-    if (this.container.dataset.origin !== ORIGIN.LIVE) return CELL_STATUS.IDLE;
+    if (this.container.dataset.origin === ORIGIN.PRERENDERED) return CELL_STATUS.IDLE;
     const error = this.container.querySelector(`:scope > ${classSelector(outputClass(OUTPUT.ERROR))}`);
     return error ? CELL_STATUS.ERROR : CELL_STATUS.DONE;
   }
@@ -155,6 +158,19 @@ export class LiveOutput {
       }
     }
     this.scrollToEnd();
+  }
+
+  /**
+   * Shows a run saved in this browser by an earlier visit (savedoutputs.js):
+   * the student's last run of their own code, labelled as such (data-origin="saved").
+   */
+  showSaved(entry) {
+    const outputs = entry.outputs.map((output) =>
+      output.type === OUTPUT.FIGURE ? { ...output, data: base64ToBytes(output.data) } : output,
+    );
+    const notice = entry.figuresDropped ? FIGURES_NOT_SAVED : entry.notice || undefined;
+    this.finish({ status: entry.status, outputs, elapsedMs: entry.elapsedMs ?? undefined, notice });
+    this.container.dataset.origin = ORIGIN.SAVED;
   }
 
   /** Replaces everything with the run's final outputs (plus an optional notice). */

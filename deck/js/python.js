@@ -202,14 +202,19 @@ export class PythonRuntime extends EventTarget {
   /**
    * Queues a cell run. Resolves with the run's result
    * ({status, outputs, elapsedMs?, notice?, restarted?}); never rejects.
+   * `type` and `payload` ask for another request in the same queue (REQUEST.CHECK
+   * with {check}, REQUEST.LAB with {seed, extension}); it resolves with that result.
    */
-  run(cellId, source, { onStart = () => {}, onStream = () => {} } = {}) {
+  run(cellId, source, { onStart = () => {}, onStream = () => {}, type = REQUEST.RUN, payload = {} } = {}) {
     this.cancel(cellId); // one pending run per cell: the newest code wins
     return new Promise((resolve) => {
       const run = {
         runId: `${cellId}:${this.nextId++}`,
         cellId,
         source,
+        // What Python is asked: a cell run, a check («Comprobar») or the lab; `payload` adds its arguments.
+        type,
+        payload,
         onStart,
         onStream,
         finish: (result) => {
@@ -277,7 +282,7 @@ export class PythonRuntime extends EventTarget {
     if (this.interruptBuffer) Atomics.store(this.interruptBuffer, 0, 0);
     run.onStart();
     const generation = this.generation;
-    this.request(REQUEST.RUN, { runId: run.runId, cellId: run.cellId, source: run.source }).then(
+    this.request(run.type, { ...run.payload, runId: run.runId, cellId: run.cellId, source: run.source }).then(
       (result) => {
         if (generation !== this.generation || this.current !== run) return;
         this.current = null;

@@ -147,6 +147,13 @@ export class StatusPanel {
   setRestoreEnabled(enabled) {
     this.restoreButton.hidden = !enabled;
   }
+
+  /** Another deck-wide button (another plugin's): added after the chip's own; returns it. */
+  addButton({ action, text, title, onClick }) {
+    const button = this.makeButton(action, text, title, onClick);
+    this.panel.appendChild(button);
+    return button;
+  }
 }
 
 /**

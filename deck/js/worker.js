@@ -29,6 +29,8 @@ const WARM_IMPORTS = ["numpy", "matplotlib", "matplotlib.pyplot", "dpdeck", "dpd
 const state = {
   pyodide: null,
   runCell: null,
+  runCheck: null,
+  exportLab: null,
   loadedBytes: 0,
   totalBytes: 0,
   step: "",
@@ -381,8 +383,10 @@ function figureBuffers(outputs) {
   return [...buffers];
 }
 
-async function run({ runId, cellId, source }) {
-  if (!state.runCell) throw new Error("Python todavía no está listo.");
+// Runs a cell through `runCell` (dpdeck.cellrun.run_cell, or dpdeck.exercises.run_check
+// for «Comprobar»), streaming what it prints; `extra` are further keyword arguments.
+function runThrough(runCell, { runId, cellId, source }, extra = {}) {
+  if (!runCell) throw new Error("Python todavía no está listo.");
   const batcher = new StreamBatcher(runId, MAX_OUTPUT_CHARS);
   const onOutput = (output) => {
     batcher.add(output.get("name"), output.get("text"));
@@ -390,7 +394,8 @@ async function run({ runId, cellId, source }) {
   const started = performance.now();
   let proxy;
   try {
-    proxy = state.runCell.callKwargs(source, {
+    proxy = runCell.callKwargs(source, {
+      ...extra,
       cell_id: cellId || "celda",
       on_output: onOutput,
       max_output_chars: MAX_OUTPUT_CHARS,
@@ -405,10 +410,38 @@ async function run({ runId, cellId, source }) {
   } finally {
     batcher.flush();
   }
-  const result = proxy.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
-  proxy.destroy();
+  const result = toPlain(proxy);
   result.elapsedMs = Math.round(performance.now() - started);
   return { result, transfer: figureBuffers(result.outputs) };
+}
+
+function toPlain(proxy) {
+  const value = proxy.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
+  proxy.destroy();
+  return value;
+}
+
+async function run(payload) {
+  return runThrough(state.runCell, payload);
+}
+
+// «Comprobar»: the exercise's cell runs, then its check looks at what it defined.
+async function check(payload) {
+  if (!state.pyodide) throw new Error("Python todavía no está listo.");
+  state.runCheck ??= state.pyodide.pyimport("dpdeck.exercises").run_check;
+  return runThrough(state.runCheck, payload, { check: payload.check });
+}
+
+// The lab of the class with the challenge's answer: {verdict, json, filename}.
+async function lab({ seed, extension }) {
+  if (!state.pyodide) throw new Error("Python todavía no está listo.");
+  state.exportLab ??= state.pyodide.pyimport("dpdeck.exercises").export_lab;
+  const extensionProxy = state.pyodide.toPy(extension || {});
+  try {
+    return { result: toPlain(state.exportLab.callKwargs({ seed, extension: extensionProxy })) };
+  } finally {
+    extensionProxy.destroy();
+  }
 }
 
 const HANDLERS = {
@@ -420,4 +453,6 @@ const HANDLERS = {
       rejectBoot = null;
     }),
   [REQUEST.RUN]: async (payload) => run(payload),
+  [REQUEST.CHECK]: async (payload) => check(payload),
+  [REQUEST.LAB]: async (payload) => lab(payload),
 };

@@ -670,8 +670,9 @@ def _cited_numbers(text: str) -> list[tuple[float, int, bool, int]]:
     return cited
 
 
-def _lab_numbers(result: dict) -> list[float]:
-    """Every number the lab printed in its results and in its evidence."""
+def _lab_numbers(result: dict) -> tuple[list[float], set[tuple[float, bool]]]:
+    """What the lab printed: every number of its results and evidence values, and the numbers
+    its facts write (as (value, is a percentage), the way the fact writes them)."""
     found: list[float] = []
 
     def walk(value):
@@ -686,20 +687,27 @@ def _lab_numbers(result: dict) -> list[float]:
 
     walk(result["results"])
     walk([item["values"] for item in result["evidence"]])
-    return found
+    written = {(value, percent) for item in result["evidence"]
+               for value, _, percent, _ in _cited_numbers(item["fact"])}
+    return found, written
 
 
-def _cites_the_lab(text: str, lab_numbers: list[float]) -> tuple[float, int, bool] | None:
-    """The first number of ``text`` that is one the lab measured, as written (value, decimals, percent).
+def _cites_the_lab(text: str, printed: tuple[list[float], set[tuple[float, bool]]]
+                   ) -> tuple[float, int, bool] | None:
+    """The first number of ``text`` that the lab printed, as written (value, decimals, percent).
 
-    Only numbers written with ``MIN_CITED_DIGITS`` significant digits count: a
-    parameter (ε = 0,5, k = 10, 5000 personas) is an input of the lab, not
-    something it measured.
+    A number matches a value of results or evidence rounded to the decimals
+    it is written with, or a number a fact writes. Only numbers written with
+    ``MIN_CITED_DIGITS`` significant digits count: a parameter (ε = 0,5, k =
+    10, 5000 personas) is an input of the lab, not something it measured.
     """
+    values, written = printed
     for value, decimals, percent, significant in _cited_numbers(text):
         if significant < MIN_CITED_DIGITS:
             continue
-        for number in lab_numbers:
+        if (value, percent) in written:
+            return value, decimals, percent
+        for number in values:
             shown = 100 * number if percent else number
             if abs(shown - value) <= 0.5 * 10 ** (-decimals) + 1e-12:
                 return value, decimals, percent

@@ -451,8 +451,11 @@ def test_a_number_the_lab_printed_with_another_seed_is_not_a_citation(lab_zero):
 def test_the_challenge_cites_percentages_and_grouped_thousands():
     cited = exercises._cited_numbers("acierta 62,2 % y 79 433 personas, 4,02 y 1221")
     assert cited == [(62.2, 1, True, 3), (79433.0, 0, False, 5), (4.02, 2, False, 3), (1221.0, 0, False, 4)]
-    assert exercises._cites_the_lab("sube al 91,1 %", [0.911]) == (91.1, 1, True)
-    assert exercises._cites_the_lab("ε = 0,5 y 10 consultas", [0.5, 10.0]) is None
+    assert exercises._cites_the_lab("sube al 91,1 %", ([0.911], set())) == (91.1, 1, True)
+    assert exercises._cites_the_lab("ε = 0,5 y 10 consultas", ([0.5, 10.0], set())) is None
+    # A number as a fact writes it counts too: «12,5 %» of the trios, «e^ε ≈ 1,65».
+    assert exercises._cites_the_lab("en un 12,5 % de los tríos", ([0.126271], {(12.5, True)})) == (12.5, 1, True)
+    assert exercises._cites_the_lab("en un 12,5 de los tríos", ([0.126271], {(12.5, True)})) is None
 
 
 def test_export_is_the_command_lines_json_plus_the_extension(lab_zero, tmp_path):

@@ -1,0 +1,64 @@
+"""The deck's exercises, as the slides write them, against their checks.
+
+Every exercise of deck/slides (read by deckbuild.slides, the one reader of the
+slides): its starter code runs and does not pass its check (there is
+something to do), its solution runs and passes, and each exercise names a
+check of dpdeck.exercises. The challenge's example answer, cited with seed 0,
+passes the challenge's check. Each chapter has its exercise at its end.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from deckbuild.slides import CHALLENGE_ID, read_deck
+from dpdeck.exercises import CHECKS, check, run_check
+
+SLIDES = Path(__file__).resolve().parents[1] / "deck" / "slides"
+DECK = read_deck(SLIDES)
+EXERCISES = [exercise for exercise in DECK.exercises if not exercise.is_challenge]
+
+
+def test_every_chapter_ends_with_its_exercise_and_the_deck_with_the_challenge():
+    chapters = [slide.file for slide in DECK.slides if slide.attributes.get("class") == "capitulo"]
+    assert len(chapters) >= 5
+    for chapter in chapters:
+        slides = [slide for slide in DECK.slides if slide.file == chapter]
+        assert slides[-1].exercise is not None, f"{chapter.name} no termina con su ejercicio"
+    challenges = [exercise for exercise in DECK.exercises if exercise.is_challenge]
+    assert [exercise.id for exercise in challenges] == [CHALLENGE_ID]
+    assert {exercise.check for exercise in DECK.exercises} <= set(CHECKS)
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=[exercise.id for exercise in EXERCISES])
+def test_the_starter_runs_and_does_not_pass_yet(exercise):
+    result = run_check(exercise.cell.source, check=exercise.check, cell_id=exercise.id)
+    assert result["status"] == "done", result["outputs"]
+    assert result["verdict"]["passed"] is False
+    assert any(not finding["ok"] for finding in result["verdict"]["findings"])
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=[exercise.id for exercise in EXERCISES])
+def test_the_solution_runs_and_passes(exercise):
+    result = run_check(exercise.solution_code, check=exercise.check, cell_id=exercise.id)
+    assert result["status"] == "done", result["outputs"]
+    assert result["verdict"]["passed"] is True, result["verdict"]
+    # The solution prints what the starter prints, with the right numbers.
+    starter = run_check(exercise.cell.source, check=exercise.check, cell_id=exercise.id)
+    kinds = [output["type"] for output in result["outputs"]]
+    assert kinds == [output["type"] for output in starter["outputs"]]
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=[exercise.id for exercise in EXERCISES])
+def test_hints_go_from_the_idea_to_the_answer(exercise):
+    assert 2 <= len(exercise.hints) <= 4
+    assert all(len(hint) > 40 for hint in exercise.hints)
+    assert len(exercise.solution_text) > 100, "la solución se explica"
+
+
+def test_the_challenges_example_passes_with_seed_zero():
+    challenge = next(exercise for exercise in DECK.exercises if exercise.is_challenge)
+    verdict = check(challenge.check, {"student_extension": challenge.example, "semilla": 0})
+    assert verdict.passed, verdict
