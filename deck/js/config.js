@@ -94,9 +94,5 @@ export default {
     // (localStorage holds about 5 million per site, and the edits come first):
     // the oldest go first.
     savedOutputsChars: 2_500_000,
-
-    // The exercises (exercises.js): how long after the last keystroke the
-    // challenge's answer is saved.
-    challengeSaveDelayMs: 300,
   },
 };

@@ -10,7 +10,6 @@
 // It works through the `dpdeck` plugin's script surface only (deck.js):
 // cell(id).check(), cell(id).setSource(), lab(), store.
 
-import defaults from "./config.js";
 import { downloadText } from "./downloads.js";
 import { isPrintPdf, isReceiver } from "./page.js";
 
@@ -34,6 +33,21 @@ const TEXT = {
   notExported: "Para exportar, completa las cuatro partes (ninguna vacía).",
 };
 
+/** A verdict's sentence, with its `code` spans as <code> (built as nodes: never parsed as HTML). */
+function sentence(element, text) {
+  String(text).split("`").forEach((piece, index) => {
+    if (!piece) return;
+    if (index % 2) {
+      const code = document.createElement("code");
+      code.textContent = piece;
+      element.appendChild(code);
+    } else {
+      element.appendChild(document.createTextNode(piece));
+    }
+  });
+  return element;
+}
+
 /** The verdict as the page shows it: a summary line and one line per finding, ✓ or ✗. */
 function renderVerdict(element, verdict) {
   element.replaceChildren();
@@ -46,7 +60,7 @@ function renderVerdict(element, verdict) {
   for (const finding of verdict.findings) {
     const item = document.createElement("li");
     item.dataset.ok = String(Boolean(finding.ok));
-    item.textContent = finding.text;
+    sentence(item, finding.text);
     list.appendChild(item);
   }
   element.append(summary, list);
@@ -58,7 +72,7 @@ function renderNotice(element, text) {
   element.dataset.passed = "false";
   const line = document.createElement("p");
   line.className = "veredicto-resumen";
-  line.textContent = text;
+  sentence(line, text);
   element.appendChild(line);
   element.hidden = false;
 }
@@ -74,10 +88,9 @@ function makeButton(action, text, title = "") {
 }
 
 class Exercise {
-  constructor(element, deck, settings) {
+  constructor(element, deck) {
     this.element = element;
     this.deck = deck;
-    this.settings = settings;
     this.id = element.dataset.exercise;
     this.challenge = element.classList.contains("reto");
     this.panel = element.querySelector(".ejercicio-panel");
@@ -115,20 +128,29 @@ class Exercise {
         this.solution.querySelector(".ejercicio-codigo").after(use);
       }
     }
-    // The panel's keys (Space, Enter on a button) are not slide navigation.
+    // The panel's keys (Space, Enter on a focused button) are not slide navigation; after a
+    // click with the mouse the button lets go of the focus, so Space and → move the slides again.
     this.panel.addEventListener("keydown", (event) => {
       if (event.target.closest("button, input, textarea")) event.stopPropagation();
+    });
+    this.panel.addEventListener("click", (event) => {
+      const clicked = event.target.closest("button");
+      if (clicked && event.detail > 0) clicked.blur();
     });
     this.panel.prepend(actions);
     this.updateHintButton();
   }
 
-  /** Shows `element` in the answer area, hides the help line, and brings it into view. */
+  /** Shows `element` in the answer area, hides the help line, and brings it to the area's top. */
   reveal(element) {
     element.hidden = false;
     if (this.help) this.help.hidden = true;
-    // Inside the panel only: the slide itself must never scroll.
-    this.answer.scrollTop = element.offsetTop - this.answer.offsetTop;
+    // Scrolls the panel only (scrollIntoView would also move reveal's slide);
+    // rectangles are in window pixels, scrollTop in the slide's (reveal scales slides).
+    const area = this.answer.getBoundingClientRect();
+    const scale = area.height / (this.answer.offsetHeight || 1) || 1;
+    const padding = parseFloat(getComputedStyle(this.answer).paddingTop) || 0;
+    this.answer.scrollTop += (element.getBoundingClientRect().top - area.top) / scale - padding;
   }
 
   showNextHint() {
@@ -235,10 +257,8 @@ class Exercise {
       for (const field of this.fields) field.value = saved.extension[field.name] ?? "";
       if (Number.isInteger(saved.seed)) this.seedInput.value = String(saved.seed);
     }
-    let timer = null;
+    // Saved at every keystroke (a few hundred bytes): the notebook or a reload always finds it.
     const save = () => {
-      clearTimeout(timer);
-      timer = null;
       const answer = this.readAnswer();
       const empty = Object.values(answer.extension).every((value) => !value.trim()) && answer.seed === 0;
       if (empty) store?.forget(this.id);
@@ -247,17 +267,10 @@ class Exercise {
     };
     this.element.toggleAttribute("data-edited", Boolean(saved));
     for (const input of [...this.fields, this.seedInput]) {
-      input.addEventListener("input", () => {
-        clearTimeout(timer);
-        timer = setTimeout(save, this.settings.challengeSaveDelayMs);
-      });
+      input.addEventListener("input", save);
       // Typing in a field is not slide navigation.
       input.addEventListener("keydown", (event) => event.stopPropagation());
     }
-    const flush = () => timer !== null && save();
-    window.addEventListener("pagehide", flush);
-    document.addEventListener("visibilitychange", () => document.visibilityState === "hidden" && flush());
-    this.flushAnswer = flush;
   }
 
   exportLab() {
@@ -265,7 +278,6 @@ class Exercise {
   }
 
   async runLab({ download }) {
-    this.flushAnswer?.();
     const button = download ? this.exportButton : this.checkButton;
     const done = this.busy(button, download ? TEXT.exporting : TEXT.checking);
     try {
@@ -307,12 +319,11 @@ export function Exercises() {
     id: "dpdeck-exercises",
     init(reveal) {
       if (isPrintPdf || isReceiver) return;
-      const settings = { ...defaults.dpdeck, ...reveal.getConfig().dpdeck };
       const deck = () => reveal.getPlugin("dpdeck");
       const enhance = (element) => {
         if (!element || element.dataset.ready) return;
         try {
-          exercises.set(element.dataset.exercise, new Exercise(element, deck(), settings));
+          exercises.set(element.dataset.exercise, new Exercise(element, deck()));
         } catch (error) {
           console.error(`ejercicio ${element.dataset.exercise}:`, error);
         }

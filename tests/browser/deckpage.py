@@ -10,7 +10,11 @@ which use only what the deck documents (deck/README.md):
 * reveal.js's public API (`Reveal.slide`, `Reveal.getIndices`, …) to move;
 * the deck's script surface, `Reveal.getPlugin("dpdeck")`: a cell's code
   (`cell(id).source`, `.setSource()`), running it from inside the page
-  (`.run()`), and Python's boot timings and counters (`.python`).
+  (`.run()`), and Python's boot timings and counters (`.python`);
+* an exercise's markup (`.ejercicio[data-exercise]`, its `[data-action]`
+  buttons, `.ejercicio-veredicto`, `.ejercicio-pista`, `.ejercicio-solucion`,
+  the challenge's fields) and the take-home tools (`dpdeck-tools`: copy and
+  download buttons, run a slide or a chapter, the chapter's notebook).
 
 Nothing here reaches into the page's internals (its editors, its runtime
 object), so the page can change how it works without breaking the tests.
@@ -30,14 +34,49 @@ SLIDE_OF_CELL = """
 (selector) => Reveal.getIndices(document.querySelector(selector).closest('.slides section')).h
 """
 
-# Saved edits live in localStorage under a key that ends with ":<cell id>".
+# Saved edits live in localStorage under a key that ends with ":<cell id>"; the last
+# run of an edited cell under one that starts with "dpdeck:outputs:".
 SAVED_EDIT = """
 (id) => {
   for (let i = 0; i < localStorage.length; i++) {
     const key = localStorage.key(i);
-    if (key.endsWith(':' + id)) return localStorage.getItem(key);
+    if (key.startsWith('dpdeck:edits:') && key.endsWith(':' + id)) return localStorage.getItem(key);
   }
   return null;
+}
+"""
+
+SAVED_OUTPUT = """
+(id) => {
+  for (let i = 0; i < localStorage.length; i++) {
+    const key = localStorage.key(i);
+    if (key.startsWith('dpdeck:outputs:') && key.endsWith(':' + id)) return JSON.parse(localStorage.getItem(key));
+  }
+  return null;
+}
+"""
+
+# An exercise as shown: its verdict, which hints and whether the solution are visible.
+EXERCISE_STATE = """
+(selector) => {
+  const exercise = document.querySelector(selector);
+  const verdict = exercise.querySelector('.ejercicio-veredicto');
+  const button = (action) => exercise.querySelector(`[data-action="${action}"]`);
+  return {
+    ready: exercise.dataset.ready === 'true',
+    verdict: verdict.hidden ? null : {
+      passed: verdict.dataset.passed === 'true',
+      summary: (verdict.querySelector('.veredicto-resumen') || {}).textContent || '',
+      findings: Array.from(verdict.querySelectorAll('.veredicto-hallazgos > li'))
+        .map((item) => ({ok: item.dataset.ok === 'true', text: item.textContent})),
+      notes: Array.from(verdict.querySelectorAll('.veredicto-nota')).map((line) => line.textContent),
+    },
+    hints: Array.from(exercise.querySelectorAll('.ejercicio-pista')).map((hint) => !hint.hidden),
+    hintButton: button('hint') ? {text: button('hint').textContent, disabled: button('hint').disabled} : null,
+    solution: !exercise.querySelector('.ejercicio-solucion').hidden,
+    solutionCode: (exercise.querySelector('.ejercicio-codigo code') || {}).textContent || null,
+    help: !(exercise.querySelector('.ejercicio-ayuda') || {hidden: true}).hidden,
+  };
 }
 """
 
@@ -209,6 +248,47 @@ class DeckPage:
         self.page.hover(".python-status")
         self.page.click(f".python-status [data-action={action}]")
 
+    # ------------------------------------------------------------ exercises and take-home
+
+    def exercise(self, exercise_id: str) -> "ExerciseView":
+        return ExerciseView(self, exercise_id)
+
+    def wait_for_exercises(self, timeout: int = CELLS_TIMEOUT_MS) -> None:
+        """Every exercise has its buttons."""
+        self.page.wait_for_function(
+            "() => [...document.querySelectorAll('.ejercicio')].every((e) => e.dataset.ready === 'true')",
+            timeout=timeout)
+
+    def download(self, action) -> tuple[str, bytes]:
+        """Do `action()` (a click) and return the file it downloads: (suggested name, bytes)."""
+        with self.page.expect_download() as info:
+            action()
+        download = info.value
+        return download.suggested_filename, open(download.path(), "rb").read()
+
+    def download_notebook(self) -> tuple[str, dict]:
+        """What «Cuaderno del capítulo (.ipynb)» in the status chip downloads, from the current slide."""
+        import json
+
+        name, data = self.download(lambda: self.click_status_button("download-notebook"))
+        return name, json.loads(data)
+
+    def run_slide(self) -> None:
+        """Click «Ejecutar la diapositiva» in the status chip."""
+        self.click_status_button("run-slide")
+
+    def run_chapter_in_page(self) -> list[dict]:
+        """What «Ejecutar el capítulo» does, from inside the page: [{id, status}] in order."""
+        return self.page.evaluate("() => Reveal.getPlugin('dpdeck-tools').runChapter()")
+
+    def toast_text(self) -> str | None:
+        toast = self.page.locator(".deck-toast")
+        return toast.inner_text() if toast.is_visible() else None
+
+    def clipboard(self) -> str:
+        """The clipboard's text (the context needs clipboard-read permission)."""
+        return self.page.evaluate("() => navigator.clipboard.readText()")
+
 
 class CellView:
     """One live cell, as its markup, its buttons and the script surface show it."""
@@ -256,6 +336,25 @@ class CellView:
     def saved_edit(self) -> str | None:
         """The edit this browser keeps for the cell, if any."""
         return self.page.evaluate(SAVED_EDIT, self.id)
+
+    @property
+    def saved_output(self) -> dict | None:
+        """The last run this browser keeps with the cell's edit: {source, status, outputs, …}, or None."""
+        return self.page.evaluate(SAVED_OUTPUT, self.id)
+
+    def copy_code(self) -> None:
+        """Click the toolbar's «Copiar» (the cell's code to the clipboard)."""
+        self.click("copy-code")
+
+    def copy_output(self) -> None:
+        """Point at the output and click its «Copiar»."""
+        self.page.hover(self.output_selector)
+        self.click("copy-output")
+
+    def download_py(self) -> tuple[str, str]:
+        """Click «.py»: (file name, its text)."""
+        name, data = self.deck.download(lambda: self.click("download-py"))
+        return name, data.decode("utf-8")
 
     def click_editor(self) -> None:
         self.page.click(f"{self.selector} .cm-content")
@@ -349,3 +448,73 @@ class CellView:
         self.page.wait_for_function(
             "selector => [...document.querySelectorAll(selector + ' img.out-figure')].every((img) => img.complete)",
             arg=self.selector, timeout=timeout)
+
+
+class ExerciseView:
+    """One exercise (`.ejercicio[data-exercise]`), as its buttons and its panel show it."""
+
+    def __init__(self, deck: DeckPage, exercise_id: str):
+        self.deck = deck
+        self.page = deck.page
+        self.id = exercise_id
+        self.selector = f'.ejercicio[data-exercise="{exercise_id}"]'
+
+    def locator(self, inner: str = ""):
+        return self.page.locator(f"{self.selector} {inner}".strip())
+
+    @property
+    def slide_index(self) -> int:
+        return self.page.evaluate(SLIDE_OF_CELL, self.selector)
+
+    def show(self) -> None:
+        self.deck.go_to_slide(self.slide_index)
+
+    def click(self, action: str) -> None:
+        """Click one of its buttons: check, hint, solution, use-solution, export."""
+        self.page.click(f"{self.selector} [data-action={action}]")
+
+    def state(self) -> dict:
+        """{ready, verdict: {passed, summary, findings: [{ok, text}], notes} | None, hints: [shown…],
+        hintButton: {text, disabled}, solution, solutionCode, help}."""
+        return self.page.evaluate(EXERCISE_STATE, self.selector)
+
+    def click_and_wait(self, action: str, timeout: int = RUN_TIMEOUT_MS) -> dict:
+        """Click a button that answers in the panel (check, export) and wait for that answer; return it."""
+        self.page.evaluate("(selector) => delete document.querySelector(selector).dataset.verdict", self.selector)
+        self.click(action)
+        self.page.wait_for_selector(f"{self.selector}[data-verdict]:not([aria-busy])", timeout=timeout)
+        return self.state()["verdict"]
+
+    def check(self, timeout: int = RUN_TIMEOUT_MS) -> dict:
+        """Click «Comprobar» and wait for its answer; return the verdict as shown."""
+        return self.click_and_wait("check", timeout)
+
+    @property
+    def cell(self) -> CellView:
+        return self.deck.cell(self.id)
+
+    # ------------------------------------------------------------ the challenge
+
+    def fill(self, extension: dict, seed: int | None = None) -> None:
+        """Type the challenge's answer into its fields (as a student would)."""
+        for key, value in extension.items():
+            self.page.fill(f'{self.selector} textarea[name="{key}"]', value)
+        if seed is not None:
+            self.page.fill(f'{self.selector} input[name="seed"]', str(seed))
+
+    @property
+    def saved_answer(self) -> str | None:
+        """The challenge's answer this browser keeps (JSON), keyed like a cell's edit."""
+        return self.page.evaluate(SAVED_EDIT, self.id)
+
+    def fields(self) -> dict:
+        return self.page.evaluate(
+            "(selector) => Object.fromEntries([...document.querySelectorAll(selector + ' .reto-campos [name]')]"
+            ".map((field) => [field.name, field.value]))", self.selector)
+
+    def export(self, timeout: int = RUN_TIMEOUT_MS) -> tuple[str, bytes]:
+        """Click «Exportar laboratorio (JSON)»: the file it downloads."""
+        with self.page.expect_download(timeout=timeout) as info:
+            self.click("export")
+        download = info.value
+        return download.suggested_filename, open(download.path(), "rb").read()

@@ -84,7 +84,7 @@ def test_the_script_surface_is_small_and_plain(live_deck):
         return {cell: Object.keys(cell).sort(), python: Object.keys(plugin.python).sort(),
                 missing: plugin.cell('no-existe'), global: typeof window.dpdeck};
     }""")
-    assert surface == {"cell": ["id", "reset", "run", "setSource", "source", "stop"],
+    assert surface == {"cell": ["check", "edited", "id", "reset", "run", "setSource", "source", "stop"],
                        "python": ["state", "stats", "timings"], "missing": None, "global": "undefined"}
 
 
