@@ -141,3 +141,135 @@ def test_read_deck_raises_source_error_with_file_and_line(tmp_path):
         read_deck(folder)
     assert (raised.value.path.name, raised.value.line) == ("02.md", 5)
     assert "id de celda repetido «a»" in raised.value.message
+
+
+# ------------------------------------------------------------ exercises
+
+EXERCISE_DECK = {
+    "01-ejercicio.md": """\
+        <!-- .slide: id="ejercicio" -->
+        # Ejercicio
+
+        ::: ejercicio
+        Completa la función con $\\Delta f/\\varepsilon$.
+
+        ```python id=ej check=laplace-escala layout=stack
+        def mecanismo_laplace(valor, *, sensibilidad, epsilon, rng):
+            return valor
+        ```
+
+        ::: pista
+        Primera pista con `código`.
+        :::
+
+        ::: pista
+        Segunda pista.
+        :::
+
+        ::: solucion
+        ```python
+        def mecanismo_laplace(valor, *, sensibilidad, epsilon, rng):
+            return valor + rng.laplace(0.0, sensibilidad / epsilon)
+        ```
+
+        Porque $b = \\Delta f/\\varepsilon$.
+        :::
+        :::
+
+        ::: notes
+        ¿Qué escala?
+        :::
+
+        ---
+
+        # Reto
+
+        ::: reto
+        Escribe tu extensión.
+
+        ::: pista
+        Cita un número.
+        :::
+
+        ::: solucion
+        - **Supuesto:** el ruido esconde a Karen.
+        - **Medición:** la resta tiene desviación
+          4,02.
+        - **Conclusión:** la señal queda enterrada.
+        - **Limitación:** una sola semilla.
+        :::
+        :::
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def exercise_build(tmp_path_factory):
+    from deck_fixtures import run_build
+
+    base = tmp_path_factory.mktemp("ejercicios")
+    result = run_build(write_deck(base / "slides", EXERCISE_DECK), base / "dist")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return base
+
+
+def test_read_deck_gives_each_exercise_with_its_parts(exercise_build):
+    deck = read_deck(exercise_build / "slides")
+    exercise, challenge = deck.exercises
+    assert (exercise.id, exercise.check, exercise.line, exercise.is_challenge) == ("ej", "laplace-escala", 4, False)
+    assert exercise.task == "Completa la función con $\\Delta f/\\varepsilon$."
+    assert exercise.cell is deck.find_cell("ej") and exercise.cell.check == "laplace-escala"
+    assert exercise.hints == ("Primera pista con `código`.", "Segunda pista.")
+    assert exercise.solution_code.endswith("rng.laplace(0.0, sensibilidad / epsilon)")
+    assert exercise.solution_text == "Porque $b = \\Delta f/\\varepsilon$."
+    assert [cell.id for cell in deck.cells] == ["ej"], "the solution's code is not a cell"
+    assert (challenge.id, challenge.check, challenge.cell, challenge.solution_code) == (
+        "reto-laboratorio", "reto-laboratorio", None, None)
+    assert challenge.example == {"assumption": "el ruido esconde a Karen.",
+                                 "measurement": "la resta tiene desviación 4,02.",
+                                 "conclusion": "la señal queda enterrada.", "limitation": "una sola semilla."}
+    assert [slide.exercise for slide in deck.slides] == [exercise, challenge]
+
+
+def test_an_exercise_is_written_whole_task_cell_and_panel(exercise_build):
+    first, second = sections(exercise_build / "dist")
+    match = re.search(r'<div class="ejercicio" data-exercise="ej" data-check="laplace-escala" data-hints="2">\s*'
+                      r'<div class="ejercicio-enunciado">\s*<p>Completa la función con <span class="katex">.*?</div>\s*'
+                      r'<div class="cell" data-cell-id="ej" .*?</div>\s*</div>\s*'
+                      r'<div class="ejercicio-panel">\s*<div class="ejercicio-respuesta">\s*'
+                      r'<p class="ejercicio-ayuda">[^<]+</p>\s*<div class="ejercicio-veredicto" hidden></div>\s*'
+                      r'<div class="ejercicio-pista" data-hint="1" hidden>\s*<p class="ejercicio-rotulo">Pista 1 de 2</p>\s*'
+                      r'<p>Primera pista con <code>código</code>.</p>\s*</div>\s*'
+                      r'<div class="ejercicio-pista" data-hint="2" hidden>.*?</div>\s*'
+                      r'<div class="ejercicio-solucion" hidden>\s*<p class="ejercicio-rotulo">Solución</p>\s*'
+                      r'<pre class="ejercicio-codigo"><code>def mecanismo_laplace.*?</code></pre>\s*<p>Porque',
+                      first, re.S)
+    assert match, first
+    assert '<aside class="notes">' in first and ":::" not in first
+
+
+def test_the_challenge_has_the_labs_four_fields_and_a_seed(exercise_build):
+    from dpdeck.lab import EXTENSION_FIELDS
+
+    second = sections(exercise_build / "dist")[1]
+    assert '<div class="ejercicio reto" data-exercise="reto-laboratorio" data-check="reto-laboratorio"' in second
+    names = re.findall(r'<textarea name="([a-z]+)"', second)
+    assert names == list(EXTENSION_FIELDS)
+    for label, _ in EXTENSION_FIELDS.values():
+        assert f'<span class="reto-rotulo">{label}</span>' in second
+    assert '<input name="seed" type="number" min="0" step="1" value="0"' in second
+    assert '<p class="ejercicio-rotulo">Un ejemplo de respuesta</p>' in second
+
+
+def test_the_build_writes_the_chapters_notebooks(exercise_build):
+    import json
+
+    index = json.loads((exercise_build / "dist" / "notebooks" / "index.json").read_text(encoding="utf-8"))
+    assert index["chapters"] == [{
+        "name": "01-ejercicio", "title": "Ejercicio", "files": ["01-ejercicio.md"],
+        "notebooks": {"guided": "notebooks/01-ejercicio/notebook.ipynb",
+                      "student": "notebooks/01-ejercicio/notebook_student.ipynb",
+                      "solution": "notebooks/01-ejercicio/notebook_solution.ipynb"},
+        "cells": ["ej"], "exercises": ["ej", "reto-laboratorio"]}]
+    for relative in index["chapters"][0]["notebooks"].values():
+        assert (exercise_build / "dist" / relative).is_file()
