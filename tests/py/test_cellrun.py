@@ -557,3 +557,32 @@ def test_a_huge_error_message_is_capped():
     assert len(error["traceback"]) < 7_000
     assert error["traceback"].startswith("Error en la línea 1")
     assert "se omitieron" in error["traceback"]
+
+
+def test_on_namespace_sees_what_the_cell_defined_inside_its_guards():
+    seen = {}
+
+    def look(namespace):
+        seen["double"] = namespace["double"](21)
+        print("visto por la comprobación")
+        import math
+        math.pi = 3   # undone with the cell's own changes
+
+    import math
+    result = run_cell("def double(x):\n    return 2 * x\n", cell_id="ns", on_namespace=look)
+    assert seen == {"double": 42}
+    assert result["status"] == "done"
+    assert result["outputs"] == [{"type": "stream", "name": "stdout", "text": "visto por la comprobación\n"}]
+    assert math.pi != 3
+
+
+def test_on_namespace_is_not_called_when_the_cell_fails_and_its_errors_are_the_cells():
+    calls = []
+    assert run_cell("1 / 0", on_namespace=calls.append)["status"] == "error" and calls == []
+
+    def broken(namespace):
+        raise ValueError("la comprobación falló")
+
+    result = run_cell("x = 1", on_namespace=broken)
+    assert result["status"] == "error"
+    assert result["outputs"][-1]["ename"] == "ValueError"
