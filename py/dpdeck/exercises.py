@@ -59,6 +59,7 @@ __all__ = [
     "check_clipped_sum",
     "check_gaussian_sigma",
     "check_per_person_clipping",
+    "check_fedavg_average",
     "check_lab_extension",
 ]
 
@@ -644,6 +645,70 @@ def check_per_person_clipping(defined: Mapping) -> Verdict:
     return _run("recorte-por-persona", body)
 
 
+# --------------------------------------------- capítulo 6: el promedio de FedAvg --
+
+FEDAVG_SIZES = ((10, 2000, 350, 40), (7, 7, 7), (1200,))   # n_k of each round's clients
+
+
+def _updates_fixture(clients: int, seed_offset: int) -> np.ndarray:
+    """Client updates Δ_k of 3 coefficients, seeded (uniform: these are not noise)."""
+    return np.random.default_rng(SEED + 60 + seed_offset).uniform(-1.0, 1.0, size=(clients, 3))
+
+
+def check_fedavg_average(defined: Mapping) -> Verdict:
+    """Capítulo 6: `promediar(actualizaciones, tamanos)` = Σ_k (n_k/n) Δ_k, con n = Σ_k n_k.
+
+    Tres rondas (tamaños 10, 2000, 350 y 40; tres clientes iguales; un solo
+    cliente), comparadas con la fórmula (error ≤ 10⁻⁹): una sola
+    actualización de salida, ponderada por los ejemplos de cada cliente.
+
+    Errores que reconoce: el promedio simple (un cliente con 10 ejemplos pesa
+    como uno con 2000), la suma ponderada sin dividir por n, devolver una fila
+    por cliente.
+    Referencia: McMahan et al. (2017), Algoritmo 1 (FederatedAveraging).
+    """
+    name = "promediar"
+
+    def body(findings: _Findings) -> None:
+        function = _require_function(findings, defined, name, "actualizaciones, tamanos")
+        for index, sizes in enumerate(FEDAVG_SIZES):
+            updates = _updates_fixture(len(sizes), index)
+            weights = np.array(sizes, dtype=float)
+            expected = (weights[:, None] * updates).sum(axis=0) / weights.sum()
+            given = updates.copy()
+            output = _call(findings, function, name, given, np.array(sizes))
+            case = f"tamaños {', '.join(str(size) for size in sizes)}"
+            try:
+                average = np.asarray(output, dtype=float)
+            except (TypeError, ValueError):
+                findings.fail(f"`{name}` devuelve {describe(output)}; se espera un vector de "
+                              f"{updates.shape[1]} coeficientes.", stop=True)
+            if average.shape == updates.shape and len(sizes) > 1:
+                findings.fail(f"Con {case} devuelves una fila por cliente: el servidor las combina en una sola "
+                              "actualización.", stop=True)
+            if average.shape != expected.shape:
+                findings.fail(f"Con {case} devuelves forma {average.shape}; se espera ({updates.shape[1]},), "
+                              "una sola actualización.", stop=True)
+            if np.allclose(average, expected, rtol=1e-9, atol=1e-12):
+                findings.ok(f"Con {case} el promedio pondera cada cliente por n_k/n.")
+                continue
+            diagnosis = [
+                (updates.mean(axis=0), " Es el promedio simple: todos los clientes pesan igual, y uno con "
+                                       "10 ejemplos cuenta como uno con 2000. Pondera por n_k/n."),
+                ((weights[:, None] * updates).sum(axis=0), " Es la suma ponderada: falta dividir por "
+                                                            "n = Σ n_k (los pesos n_k/n suman 1)."),
+                ((weights[:, None] * updates).sum(axis=0) / len(sizes),
+                 " Divides por el número de clientes; se divide por n = Σ n_k."),
+            ]
+            hint = next((text for value, text in diagnosis if np.allclose(average, value, rtol=1e-9)), "")
+            findings.fail(f"Con {case} tu promedio no es Σ (n_k/n)·Δ_k.{hint}", stop=True)
+        if not np.array_equal(given, _updates_fixture(len(FEDAVG_SIZES[-1]), len(FEDAVG_SIZES) - 1)):
+            findings.ok("(Ojo: tu función modifica las actualizaciones que recibe; no cambia el promedio, "
+                        "pero es más seguro no tocarlas.)")
+
+    return _run("promedio-fedavg", body)
+
+
 # --------------------------------------------------- el reto del laboratorio --
 
 MIN_FIELD_CHARS = 12
@@ -820,6 +885,7 @@ CHECKS: Mapping[str, Callable[[Mapping], Verdict]] = {
     "suma-recortada": check_clipped_sum,
     "sigma-gaussiano": check_gaussian_sigma,
     "recorte-por-persona": check_per_person_clipping,
+    "promedio-fedavg": check_fedavg_average,
     "reto-laboratorio": check_lab_extension,
 }
 """Cada comprobación por su nombre: el que lleva `check=` en la celda del ejercicio."""

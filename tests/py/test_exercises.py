@@ -400,6 +400,65 @@ def test_clipping_in_place_still_passes_with_a_remark():
     assert "modifica el arreglo que recibe" in str(verdict)
 
 
+# ----------------------------------------------------------- capítulo 6 --
+
+
+def fedavg_right(actualizaciones, tamanos):
+    pesos = np.asarray(tamanos) / np.sum(tamanos)
+    return pesos @ actualizaciones
+
+
+def fedavg_in_a_loop(actualizaciones, tamanos):
+    n = sum(tamanos)
+    total = np.zeros(actualizaciones.shape[1])
+    for delta, n_k in zip(actualizaciones, tamanos):
+        total += (n_k / n) * delta
+    return total
+
+
+def fedavg_plain_mean(actualizaciones, tamanos):
+    return actualizaciones.mean(axis=0)
+
+
+def fedavg_weighted_sum(actualizaciones, tamanos):
+    return np.asarray(tamanos) @ actualizaciones
+
+
+def fedavg_by_clients(actualizaciones, tamanos):
+    return np.asarray(tamanos) @ actualizaciones / len(tamanos)
+
+
+def fedavg_one_row_each(actualizaciones, tamanos):
+    return actualizaciones * (np.asarray(tamanos) / np.sum(tamanos))[:, None]
+
+
+def fedavg_inverse_weights(actualizaciones, tamanos):
+    pesos = 1 / np.asarray(tamanos, dtype=float)
+    return pesos / pesos.sum() @ actualizaciones
+
+
+FEDAVG_WRONG = [
+    (fedavg_plain_mean, "Es el promedio simple"),
+    (fedavg_weighted_sum, "falta dividir por n"),
+    (fedavg_by_clients, "Divides por el número de clientes"),
+    (fedavg_one_row_each, "una fila por cliente"),
+    (fedavg_inverse_weights, "no es Σ (n_k/n)·Δ_k"),
+]
+
+
+@pytest.mark.parametrize("function", [fedavg_right, fedavg_in_a_loop])
+def test_fedavg_accepts_the_weighted_average(function):
+    verdict = check("promedio-fedavg", {"promediar": function})
+    assert verdict.passed, verdict
+
+
+@pytest.mark.parametrize("function, says", FEDAVG_WRONG, ids=[f.__name__ for f, _ in FEDAVG_WRONG])
+def test_fedavg_rejects_the_typical_mistakes(function, says):
+    verdict = check("promedio-fedavg", {"promediar": function})
+    assert not verdict.passed
+    assert says in failing_texts(verdict)
+
+
 # ------------------------------------------------------------- el reto --
 
 GOOD_EXTENSION = {
@@ -536,7 +595,8 @@ def test_every_check_has_a_right_answer_here():
              "presupuesto": {"publicar": budget_right},
              "suma-recortada": {"suma_privada": clipped_sum_right},
              "sigma-gaussiano": {"delta_2": 4, "sigma_gaussiano": sigma_right},
-             "recorte-por-persona": {"recortar": clip_right}}
+             "recorte-por-persona": {"recortar": clip_right},
+             "promedio-fedavg": {"promediar": fedavg_right}}
     assert set(right) == set(CHECKS) - {"reto-laboratorio"}
     for name, defined in right.items():
         assert check(name, defined).passed, name
