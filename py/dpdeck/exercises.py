@@ -314,7 +314,7 @@ def _diagnose_scale(measured: float, sensitivity: float, epsilon: float, band: f
         (1.0 / epsilon, " Parece 1/ε: falta la sensibilidad, b = Δf/ε."),
         (sensitivity * epsilon, " Parece Δf·ε: se divide por ε, no se multiplica."),
         (sensitivity / epsilon * math.sqrt(2.0 / math.pi),
-         " Parece ruido gaussiano de desviación Δf/ε: usa `rng.laplace(0.0, b)`."),
+         " Parece ruido gaussiano de desviación Δf/ε: el mecanismo usa `rng.laplace`, con escala b."),
     ]
     for scale, message in candidates:
         if abs(measured / scale - 1) <= band:
