@@ -43,7 +43,7 @@ from . import lab
 from ._checks import describe
 from .cellrun import run_cell
 from .mechanisms import gaussian_sigma
-from .numbers import format_number, format_power_of_ten
+from .numbers import PERCENT_SIGN, format_number, format_percent, format_power_of_ten
 from .protocol import MAX_FIGURES, MAX_OUTPUT_CHARS, RUN_STATUS
 
 __all__ = [
@@ -298,10 +298,10 @@ def check_laplace_scale(defined: Mapping) -> Verdict:
         theory = math.exp(-LAPLACE_TAIL)
         margin = Z_TOLERANCE * math.sqrt(theory * (1 - theory) / pooled.size)
         findings.expect(abs(tail - theory) <= margin,
-                        f"La cola es la de Laplace: {_num(100 * tail, 1)} % de las publicaciones "
-                        f"se alejan más de tres escalas (teoría: {_num(100 * theory, 1)} %).",
-                        f"La forma del ruido no es la de Laplace: {_num(100 * tail, 1)} % de las "
-                        f"publicaciones se alejan más de tres escalas, y Laplace pone ahí {_num(100 * theory, 1)} %. "
+                        f"La cola es la de Laplace: {format_percent(tail, 1)} de las publicaciones "
+                        f"se alejan más de tres escalas (teoría: {format_percent(theory, 1)}).",
+                        f"La forma del ruido no es la de Laplace: {format_percent(tail, 1)} de las "
+                        f"publicaciones se alejan más de tres escalas, y Laplace pone ahí {format_percent(theory, 1)}. "
                         "¿Usaste otra distribución (por ejemplo `rng.normal`)? Usa `rng.laplace`.")
 
     return _run("laplace-escala", body)
@@ -820,7 +820,7 @@ def _check_extension(findings: _Findings, extension, seed) -> dict | None:
     cited = _cites_the_lab(extension["measurement"] + " " + extension["conclusion"], _lab_numbers(result))
     if cited is not None:
         value, decimals, percent = cited
-        shown = format_number(value, decimals) + (" %" if percent else "")
+        shown = format_number(value, decimals) + (PERCENT_SIGN if percent else "")
         findings.ok(f"La medición cita un número del laboratorio con semilla {seed}: {shown}.")
     else:
         example = _example_number(result)

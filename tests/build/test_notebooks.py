@@ -143,7 +143,11 @@ def executed_notebooks(dist_dir: Path, index: dict, folder: Path) -> dict:
                 for chapter in index["chapters"] for flavour, relative in chapter["notebooks"].items()]
         return dict(await asyncio.gather(*jobs))
 
-    return asyncio.run(run_all())
+    # In a thread of its own: Playwright's sync API may already run an event loop in this one.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(run_all())).result()
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ answer must pass them all (the tolerance is five standard errors).
 from __future__ import annotations
 
 import json
+import re
 import math
 import subprocess
 import sys
@@ -600,3 +601,18 @@ def test_every_check_has_a_right_answer_here():
     assert set(right) == set(CHECKS) - {"reto-laboratorio"}
     for name, defined in right.items():
         assert check(name, defined).passed, name
+
+
+def test_verdicts_write_numbers_in_the_decks_format():
+    # Decimal comma, grouped thousands, percent after a non-breaking space (dpdeck.numbers).
+    texts = " ".join(str(check(name, defined)) for name, defined in [
+        ("laplace-escala", {"mecanismo_laplace": laplace_right}),
+        ("laplace-escala", {"mecanismo_laplace": laplace_inverse_scale}),
+        ("presupuesto", {"publicar": budget_whole_budget_each}),
+        ("suma-recortada", {"suma_privada": clipped_sum_without_clipping}),
+        ("sigma-gaussiano", {"delta_2": 16, "sigma_gaussiano": sigma_without_refusal}),
+    ])
+    assert re.findall(r"\d\.\d", texts) == []
+    assert re.findall(r"(?<![\d,])\d{5,}", texts) == []
+    assert re.findall(r"\d ?%", texts) == [] and "\u00a0%" in texts
+    assert "2 000 000 000" in texts and "10⁻⁵" in texts
