@@ -25,6 +25,8 @@ const TEXT = {
   useSolution: "Usar esta solución",
   useSolutionTitle: "Poner la solución en el editor (Ctrl+Z la deshace)",
   export: "Exportar laboratorio (JSON)",
+  notebook: "Cuaderno (.ipynb)",
+  notebookTitle: "Descargar el cuaderno Jupyter de este capítulo, con tus cambios",
   exporting: "Corriendo el laboratorio…",
   cellError: "La celda terminó con un error (está en su salida): corrígelo y vuelve a comprobar.",
   stopped: "La comprobación se detuvo antes de terminar.",
@@ -88,9 +90,11 @@ function makeButton(action, text, title = "") {
 }
 
 class Exercise {
-  constructor(element, deck) {
+  /** deck: the dpdeck plugin; tools: the dpdeck-tools plugin (its notebook), if there is one. */
+  constructor(element, deck, tools) {
     this.element = element;
     this.deck = deck;
+    this.tools = tools;
     this.id = element.dataset.exercise;
     this.challenge = element.classList.contains("reto");
     this.panel = element.querySelector(".ejercicio-panel");
@@ -121,6 +125,11 @@ class Exercise {
       this.exportButton.addEventListener("click", () => this.exportLab());
       actions.appendChild(this.exportButton);
     } else {
+      if (this.tools) {
+        const notebook = makeButton("notebook", TEXT.notebook, TEXT.notebookTitle);
+        notebook.addEventListener("click", () => this.tools.downloadNotebook());
+        actions.appendChild(notebook);
+      }
       const code = this.solution.querySelector(".ejercicio-codigo code");
       if (code) {
         const use = makeButton("use-solution", TEXT.useSolution, TEXT.useSolutionTitle);
@@ -323,7 +332,7 @@ export function Exercises() {
       const enhance = (element) => {
         if (!element || element.dataset.ready) return;
         try {
-          exercises.set(element.dataset.exercise, new Exercise(element, deck()));
+          exercises.set(element.dataset.exercise, new Exercise(element, deck(), reveal.getPlugin("dpdeck-tools")));
         } catch (error) {
           console.error(`ejercicio ${element.dataset.exercise}:`, error);
         }

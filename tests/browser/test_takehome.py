@@ -129,3 +129,16 @@ def test_a_full_browser_keeps_the_edit_and_says_the_output_was_not_saved(new_dec
     deck.page.wait_for_selector(".deck-toast:not([hidden])")
     assert "no tiene sitio para guardar las salidas" in deck.toast_text()
     assert deck.console_errors == []
+
+
+def test_an_exercise_downloads_its_chapters_notebook_too(exercise_deck):
+    import json
+
+    exercise = exercise_deck.exercise("ejercicio-laplace")
+    exercise.show()
+    name, data = exercise_deck.download(lambda: exercise.click("notebook"))
+    notebook = json.loads(data)
+    assert name == "01-ejercicio.ipynb"
+    assert notebook["metadata"]["dpdeck"]["chapter"] == "01-ejercicio"
+    assert [cell["id"] for cell in notebook["cells"] if cell["cell_type"] == "code"][:4] == [
+        "preparar", "uno", "dos", "tres"]
