@@ -130,8 +130,9 @@ class SlideText:
                 if token.info in (EXERCISE, CHALLENGE):
                     out.append(("exercise", None))
                 elif token.info in BOXES:
-                    inner = self.blocks(tokens[index + 1:end], demote=demote)
-                    out.extend(("md", quote(content)) if kind == "md" else (kind, content) for kind, content in inner)
+                    # One quote for the whole box: its paragraphs and formulas stay together.
+                    for kind, content in merge_markdown(self.blocks(tokens[index + 1:end], demote=demote)):
+                        out.append(("md", quote(content)) if kind == "md" else (kind, content))
                 elif token.info in READ_THROUGH:
                     out.extend(self.blocks(tokens[index + 1:end], demote=demote))
                 elif token.info not in SKIPPED:
@@ -161,6 +162,17 @@ def matching_close(tokens: list, index: int) -> int:
         if depth == 0:
             return position
     return len(tokens) - 1
+
+
+def merge_markdown(blocks: list[tuple[str, object]]) -> list[tuple[str, object]]:
+    """Consecutive Markdown blocks joined into one (separated by a blank line)."""
+    merged: list[tuple[str, object]] = []
+    for kind, content in blocks:
+        if kind == "md" and merged and merged[-1][0] == "md":
+            merged[-1] = ("md", f"{merged[-1][1]}\n\n{content}")
+        else:
+            merged.append((kind, content))
+    return merged
 
 
 def quote(text: str) -> str:
