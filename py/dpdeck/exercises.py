@@ -30,6 +30,8 @@ El reto del laboratorio (``reto-laboratorio``) comprueba la extensión
 from __future__ import annotations
 
 import contextlib
+import copy
+import functools
 import io
 import math
 import numbers
@@ -787,6 +789,12 @@ def _example_number(result: dict) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=4)
+def _lab_for_seed(seed: int) -> dict:
+    """The lab with a seed, computed once: «Comprobar» and then «Exportar» run it a single time."""
+    return lab.run_lab(seed)
+
+
 def _check_extension(findings: _Findings, extension, seed) -> dict | None:
     """The four fields, a citation of the lab's numbers, an own limitation; the lab's result if valid."""
     if not isinstance(extension, dict):
@@ -814,7 +822,8 @@ def _check_extension(findings: _Findings, extension, seed) -> dict | None:
         lab.check_student_extension(extension)
     except ValueError:
         return None   # the findings above already say which field is missing
-    result = lab.run_lab(seed)
+    # Same seed, same JSON byte for byte: a copy of the one already computed is the lab.
+    result = copy.deepcopy(_lab_for_seed(seed))
     if not complete:
         return result
     cited = _cites_the_lab(extension["measurement"] + " " + extension["conclusion"], _lab_numbers(result))

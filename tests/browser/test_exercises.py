@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -154,7 +155,7 @@ def lab_with_extension(tmp_path, extension: dict, seed: int) -> bytes:
     return subprocess.run(command, capture_output=True, check=True).stdout
 
 
-def test_the_challenge_checks_and_exports_what_the_command_line_prints(exercise_deck, tmp_path):
+def test_the_challenge_checks_and_exports_what_the_command_line_prints(exercise_deck, tmp_path, request):
     challenge = exercise_deck.exercise("reto-laboratorio")
     challenge.show()
     challenge.fill({**CHALLENGE, "measurement": "Medí la resta y el ruido la tapa."})
@@ -162,12 +163,15 @@ def test_the_challenge_checks_and_exports_what_the_command_line_prints(exercise_
     assert verdict["passed"] is False
     assert any("citar un número" in finding["text"] for finding in verdict["findings"] if not finding["ok"])
     challenge.fill(CHALLENGE, seed=0)
+    started = time.perf_counter()
     assert challenge.check()["passed"] is True
+    checked = time.perf_counter() - started
     name, data = challenge.export()
     assert name == "laboratorio-semilla-0.json"
     assert data == lab_with_extension(tmp_path, CHALLENGE, 0)
     assert json.loads(data)["student_extension"] == CHALLENGE
     assert "Descargado laboratorio-semilla-0.json" in " ".join(challenge.state()["verdict"]["notes"])
+    report(request, "«Comprobar» del reto (el laboratorio entero, en Pyodide):", [f"  {checked:5.2f} s"])
 
 
 def test_an_empty_field_exports_nothing_and_says_why(exercise_deck):
@@ -218,17 +222,19 @@ def lecture_exercises(deck) -> list[str]:
                               ".map((e) => e.dataset.exercise)")
 
 
-def test_every_lecture_exercise_fails_with_its_starter_and_passes_with_its_solution(lecture):
+def test_every_lecture_exercise_fails_with_its_starter_and_passes_with_its_solution(lecture, request):
     ids = lecture_exercises(lecture)
     assert len(ids) >= 5
-    outcome = {}
+    outcome, seconds = {}, {}
     for exercise_id in ids:
         exercise = lecture.exercise(exercise_id)
         exercise.show()
         before = exercise.check()["passed"]
         exercise.click("solution")
         exercise.click("use-solution")
+        started = time.perf_counter()
         after = exercise.check()["passed"]
+        seconds[exercise_id] = time.perf_counter() - started
         for _ in range(5):
             if not exercise.state()["hintButton"]["disabled"]:
                 exercise.click("hint")
@@ -236,4 +242,16 @@ def test_every_lecture_exercise_fails_with_its_starter_and_passes_with_its_solut
         overflow = lecture.page.evaluate(CHECK_OVERFLOW_WITH_PANEL, exercise.slide_index)["problems"]
         exercise.cell.reset_in_page()
         outcome[exercise_id] = (before, after, overflow)
+    report(request, "«Comprobar» con la solución, en Pyodide (clic → veredicto):",
+           [f"  {value:5.2f} s  {exercise_id}" for exercise_id, value in seconds.items()])
     assert outcome == {exercise_id: (False, True, []) for exercise_id in ids}
+
+
+def report(request, title: str, lines: list[str]) -> None:
+    """Printed even when pytest captures output: a person reads these timings."""
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    if capture is not None:
+        with capture.global_and_fixture_disabled():
+            print("\n" + "\n".join([title, *lines]), flush=True)
+    else:
+        print("\n".join([title, *lines]))
