@@ -45,6 +45,7 @@ FLAGS = ("--keep-going", "--no-browser")
 SERVE_OPTIONS = ("port", "host")
 DEFAULT_PORT = 8000
 DEFAULT_HOST = "127.0.0.1"
+NODE_MAJOR = 18   # esbuild's "engines"
 NO_BROWSER_LINE = "sin navegador: las pruebas del navegador no se ejecutaron (--no-browser)"
 # The build and test environment, every package pinned with its SHA-256 (README: «Las dependencias»).
 LOCK_FILE = ROOT / "requirements.lock"
@@ -105,16 +106,25 @@ def ensure_venv() -> bool:
 
 def ensure_node_modules() -> None:
     """Run npm ci when node_modules is missing or package-lock.json changed."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        raise BuildError(f"hace falta Node.js ≥ {NODE_MAJOR} con npm (no se encuentran «node» o «npm» en PATH)")
+    check_node_version()
     stamp = NODE_MODULES / ".dpdeck-package-lock.sha256"
     wanted = hash_file(ROOT / "package-lock.json")
     if stamp.exists() and stamp.read_text().strip() == wanted:
         return
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        raise BuildError("hace falta Node.js ≥ 20 con npm (no se encuentran «node» o «npm» en PATH)")
     with step("dependencias de Node (npm ci)"):
         # No install scripts: esbuild runs through its platform package from the JS API.
         run_command(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], what="npm ci")
         stamp.write_text(wanted + "\n")
+
+
+def check_node_version() -> None:
+    """esbuild and KaTeX need Node ≥ NODE_MAJOR; an older one would fail later with a JS error."""
+    found = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    major = found.lstrip("v").split(".")[0]
+    if not major.isdigit() or int(major) < NODE_MAJOR:
+        raise BuildError(f"hace falta Node.js ≥ {NODE_MAJOR}; el de PATH es {found or 'desconocido'}")
 
 
 def reexec_in_venv(rebuilt: bool = False) -> None:

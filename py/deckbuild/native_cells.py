@@ -54,7 +54,13 @@ def main(jobs_path: str, results_path: str) -> None:
         for job in jobs:
             results.write(json.dumps({"start": job["key"]}) + "\n")
             results.flush()
-            outcome = run_cell(job["source"], cell_id=job["id"])
+            try:
+                outcome = run_cell(job["source"], cell_id=job["id"])
+            except Exception as error:   # run_cell failed itself (a figure too big to draw…)
+                message = f"No se pudo recoger lo que hizo la celda: {type(error).__name__}: {error}"
+                outcome = {"status": protocol.RUN_STATUS.ERROR,
+                           "outputs": [{"type": protocol.OUTPUT.ERROR, "ename": "", "evalue": message,
+                                        "traceback": message}]}
             for output in outcome.get("outputs", []):
                 if output.get("type") == protocol.OUTPUT.FIGURE:
                     output["data"] = base64.b64encode(output["data"]).decode("ascii")

@@ -46,7 +46,7 @@ POLL_SECONDS = 0.02
 # Machine settings that keep OpenBLAS correct on some processors: they pass through.
 MACHINE_SETTINGS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 RUNNER = Path(__file__).with_name("native_cells.py")
-STDERR_TAIL_LINES = 12
+STDERR_TAIL_LINES = 3
 # Ancillary PNG chunks that carry text or a time, never pixels.
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PNG_METADATA_CHUNKS = (b"tEXt", b"zTXt", b"iTXt", b"tIME")
@@ -166,7 +166,10 @@ def run_cell_batch(jobs: list[dict], folder: Path, work: Path, environment: dict
                 lines = (partial + reader.read()).split(b"\n")
                 partial = lines.pop()
                 for line in lines:
-                    record = json.loads(line)
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        return finished, (running, "dejó ilegible el registro de resultados del pre-cálculo")
                     if "start" in record:
                         running, started = record["start"], time.monotonic()
                     else:
@@ -217,17 +220,20 @@ def describe_exit(code: int, stderr_tail: str) -> str:
 
 
 def read_tail(path: Path) -> str:
+    """The last thing the runner wrote to stderr (its error line, not a whole traceback)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
-    return "\n".join("    " + line for line in text.strip().splitlines()[-STDERR_TAIL_LINES:])
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith((" ", "\t"))]
+    lines = [line for line in lines if not line.startswith("Traceback (most recent call last)")]
+    return "\n".join("    " + line[:300] for line in lines[-STDERR_TAIL_LINES:])
 
 
 def make_failed_outcome(message: str) -> dict:
     """What a cell that could not finish shows on the page under --keep-going."""
     return {"status": protocol.RUN_STATUS.ERROR,
-            "outputs": [{"type": protocol.OUTPUT.ERROR, "ename": "Error", "evalue": message, "traceback": message}]}
+            "outputs": [{"type": protocol.OUTPUT.ERROR, "ename": "", "evalue": message, "traceback": message}]}
 
 
 def write_cached_outcome(path: Path, outcome: dict) -> None:
@@ -260,9 +266,9 @@ def check_cell_outcome(cell: Cell, outcome: dict) -> None:
         detail = ""
         if errors:
             error = errors[0]
-            detail = f": {error.get('ename')}: {error.get('evalue')}"
+            detail = f": {error.get('ename')}: {error.get('evalue')}" if error.get("ename") else f": {error.get('evalue')}"
             trace = (error.get("traceback") or "").strip()
-            if trace:
+            if trace and trace != error.get("evalue"):
                 detail += "\n" + "\n".join("    " + line for line in trace.splitlines())
         raise BuildError(f"{cell.where()}: la celda «{cell.id}» falló al ejecutarse{detail}")
     drawn = sum(1 for output in outcome["outputs"] if output.get("type") == protocol.OUTPUT.FIGURE)

@@ -39,11 +39,11 @@ from .paths import display_path
 
 IDLE_SECONDS = 30
 MAX_CONNECTIONS = 512
-LOG_LINE_CHARS = 300
+LOG_FIELD_CHARS = 200
 ANY_ADDRESS = ("0.0.0.0", "::")
 SIOCGIFADDR = 0x8915   # Linux: the IPv4 address of a network interface
 PAGE_POLICY_META = re.compile(
-    r"""<meta\s+http-equiv=["']Content-Security-Policy["']\s+content=["']([^"']+)["']""", re.I)
+    r"""<meta\s+http-equiv=["']?Content-Security-Policy["']?\s+content=(?:"([^"]*)"|'([^']*)')""", re.I)
 ERROR_TEXTS = {HTTPStatus.BAD_REQUEST: "petición mal formada",
                HTTPStatus.NOT_FOUND: "no existe en el mazo",
                HTTPStatus.REQUEST_URI_TOO_LONG: "la URL es demasiado larga",
@@ -66,7 +66,7 @@ def read_page_policy(root: Path) -> str | None:
     except OSError:
         return None
     match = PAGE_POLICY_META.search(page)
-    return html.unescape(match.group(1)).strip() if match else None
+    return html.unescape(match.group(1) or match.group(2) or "").strip() or None if match else None
 
 
 def find_path_problem(target: str) -> str | None:
@@ -212,11 +212,13 @@ class DeckRequestHandler(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, format, *args):
         """One line, printable, short: a request line of garbage cannot write escapes to the terminal."""
-        text = (format % args).encode("ascii", "backslashreplace").decode("ascii")
-        text = "".join(char if char.isprintable() else f"\\x{ord(char):02x}" for char in text)
-        if len(text) > LOG_LINE_CHARS:
-            text = text[:LOG_LINE_CHARS] + "…"
+        text = format % tuple(shorten_for_log(arg) if isinstance(arg, str) else arg for arg in args)
         sys.stderr.write(f"{self.address_string()} [{self.log_date_time_string()}] {text}\n")
+
+
+def shorten_for_log(text: str) -> str:
+    printable = "".join(char if char.isprintable() and char.isascii() else f"\\x{ord(char):02x}" for char in text)
+    return printable if len(printable) <= LOG_FIELD_CHARS else printable[:LOG_FIELD_CHARS] + "…"
 
 
 class DeckServer(http.server.ThreadingHTTPServer):

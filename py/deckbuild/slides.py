@@ -166,6 +166,9 @@ def read_slide_file(md, path: Path, math: dict, seen_ids: dict) -> list[Slide]:
         if len(titles) > 1:
             raise SourceError(path, titles[1].map[0] + 1, "una diapositiva solo puede tener un título «#»")
         if not slide_tokens:
+            if index == 0 and end == 1 and len(segments) > 2:
+                raise SourceError(path, 1, "el archivo empieza con una línea «---»: ¿una cabecera YAML? "
+                                           "Las diapositivas no la usan; la primera empieza en la línea 1")
             if index < len(segments) - 1:
                 # Between two "---", or before the first one: almost always a slip.
                 raise SourceError(path, end, "diapositiva vacía: no hay nada antes de esta línea «---» "

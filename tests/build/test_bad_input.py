@@ -53,7 +53,8 @@ CASES = {
                    "no es UTF-8 válido (byte 0xf1 en la columna 5)"),
     "archivo-vacio": ({"01.md": ""}, "01.md:1", "el archivo está vacío"),
     "archivo-en-blanco": ({"01.md": "  \n\n\t\n"}, "01.md:1", "el archivo está vacío"),
-    "solo-separadores": ({"01.md": "---\n---\n"}, "01.md:1", "diapositiva vacía"),
+    "solo-separadores": ({"01.md": "---\n---\n"}, "01.md:1", "una línea «---»"),
+    "cabecera-yaml": ({"01.md": "---\ntitle: x\n---\n# T\n"}, "01.md:1", "¿una cabecera YAML?"),
     "diapositiva-vacia": ({"01.md": "# A\n\n---\n\n---\n\n# B\n"}, "01.md:5",
                           "diapositiva vacía: no hay nada antes de esta línea «---» desde la línea 4"),
     "caracter-nulo": ({"01.md": "# T\n\ntex\x00to\n"}, "01.md:3", "carácter invisible U+0000 en la columna 4"),
@@ -81,7 +82,7 @@ CASES = {
                       "01.md:5", "tardó más de 2 s"),
     "sustituto-suelto": ({"01.md": cell('print("\\ud800")')}, "01.md:5",
                          "escribe el carácter U+D800, un sustituto suelto"),
-    "sustituto-en-valor": ({"01.md": cell('"a\\udfff"')}, "01.md:5", "U+DFFF"),
+    "sustituto-en-error": ({"01.md": cell('raise ValueError("a\\udfff")')}, "01.md:5", "U+DFFF"),
 }
 
 
@@ -149,7 +150,7 @@ def test_keep_going_shows_a_cell_over_its_limit_and_runs_the_next(tmp_path):
                                               + "\n---\n\n```python id=d\nprint('siguiente')\n```\n"})
     result = run_build(slides, tmp_path / "dist", "--keep-going")
     assert result.returncode == 0, result.stderr
-    assert "01.md:5: la celda «c» tardó más de 2 s" in result.stdout
+    assert "01.md:5: la celda «c» falló al ejecutarse: La celda tardó más de 2 s" in result.stdout
     page = (tmp_path / "dist" / "index.html").read_text(encoding="utf-8")
     assert "La celda tardó más de 2 s y se detuvo" in page
     assert '<pre class="out-stream out-stdout">siguiente\n</pre>' in page
