@@ -194,9 +194,10 @@ def test_a_byte_appended_to_the_esbuild_program_stops_the_build(clone, tmp_path)
 def test_out_naming_the_repository_is_refused(clone, tmp_path):
     before = sorted(path.name for path in clone.iterdir())
     slides = write_deck(tmp_path / "slides", {"00.md": "# Solo texto\n"})
-    for out in (clone, clone / "deck", clone.parent):
+    for out, message in ((clone, "contiene el repositorio"), (clone.parent, "contiene el repositorio"),
+                         (clone / "deck", "no es un mazo construido")):
         result = run_clone_build(clone, "--slides", slides, "--out", out)
-        assert result.returncode == 1 and "contiene el repositorio" in result.stderr, result.stderr
+        assert result.returncode == 1 and message in result.stderr, result.stderr
         assert sorted(path.name for path in clone.iterdir()) == before
 
 
