@@ -28,6 +28,7 @@ import platform
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass
@@ -80,8 +81,10 @@ def hash_package_code() -> str:
 
 def describe_cell_environment() -> str:
     """The Python that runs the cells: its version, machine, installed packages and this runner."""
-    packages = sorted(f"{dist.metadata['Name']}=={dist.version}" for dist in importlib.metadata.distributions()
-                      if dist.metadata["Name"])
+    # Only what is installed (a package's vendored copies, such as setuptools', are no package of their own).
+    installed = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    packages = sorted(f"{dist.metadata['Name']}=={dist.version}"
+                      for dist in importlib.metadata.distributions(path=installed) if dist.metadata["Name"])
     runner = hash_bytes(RUNNER.read_bytes() + Path(__file__).read_bytes())
     return "\n".join([sys.version, platform.machine(), runner, *packages])
 

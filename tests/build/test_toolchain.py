@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 from pathlib import Path
 
@@ -86,7 +87,9 @@ def test_the_environment_is_exactly_the_lock():
     """Every locked package at its version, and nothing else installed (a refreshed .venv is made anew)."""
     wanted = {name: version for name, (version, marker, _) in read_lock().items()
               if marker is None or marker.evaluate()}
-    installed = {canonicalize_name(dist.metadata["Name"]): dist.version for dist in importlib.metadata.distributions()}
+    paths = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    installed = {canonicalize_name(dist.metadata["Name"]): dist.version
+                 for dist in importlib.metadata.distributions(path=paths)}
     assert {name: installed.get(name) for name in wanted} == wanted
     assert set(installed) - set(wanted) - {"dpdeck", "pip"} == set()
 
