@@ -16,7 +16,7 @@ from .commands import step
 from .errors import BuildError
 from .files import ensure_dir
 from .package import build_dpdeck_wheel, bundle_sources, check_stylesheet_urls, copy_shipped_pins, write_manifest
-from .paths import CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, ROOT, display_path
+from .paths import CACHE, CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, ROOT, display_path
 from .pins import verify_npm_pins
 from .prerender import prerender_cells
 from .pyodide import PYODIDE_VERSION, copy_pyodide, gather_pyodide
@@ -37,6 +37,7 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     try:
+        require_cache()
         require_census()
         with step("diapositivas leídas"):
             deck = read_deck(Path(slides_dir).resolve())
@@ -94,6 +95,18 @@ def is_earlier_build(folder: Path) -> bool:
     except (OSError, ValueError):
         return False
     return isinstance(manifest, dict) and isinstance(manifest.get("files"), dict)
+
+
+def require_cache() -> None:
+    """The cache folder (.cache/ or DPDECK_CACHE) must be a folder this build can write to."""
+    try:
+        ensure_dir(CACHE)
+        probe = CACHE / f".escritura-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError:
+        raise BuildError(f"la caché {CACHE} no es una carpeta en la que se pueda escribir; "
+                         "cambia DPDECK_CACHE o bórrala") from None
 
 
 def require_census() -> None:

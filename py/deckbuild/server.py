@@ -11,7 +11,9 @@ that is not UTF-8 → 400; a request line over 64 KB → 414; anything outside t
 folder (`..`, a symlink that leads out of it), a folder without index.html → 404,
 never a directory listing. A connection idle for IDLE_SECONDS is closed, and at
 most MAX_CONNECTIONS are served at once. Every answer carries
-`X-Content-Type-Options: nosniff` and the page's Content-Security-Policy.
+`X-Content-Type-Options: nosniff`; pages and scripts (what becomes a document or
+a worker, where a <meta> policy does not reach) carry the page's
+Content-Security-Policy.
 
 Standard library only (build.py checks --host and --port with it before building).
 """
@@ -38,6 +40,8 @@ from .errors import BuildError
 from .paths import display_path
 
 IDLE_SECONDS = 30
+# A policy governs what becomes a document or a worker: pages (and error pages) and scripts.
+POLICY_TYPES = ("text/html", "text/javascript")
 MAX_CONNECTIONS = 512
 LOG_FIELD_CHARS = 200
 ANY_ADDRESS = ("0.0.0.0", "::")
@@ -109,6 +113,7 @@ class DeckRequestHandler(http.server.SimpleHTTPRequestHandler):
         self.path = ""          # log_request may run before parse_request has set it
         self.requestline = ""
         self._etag = None
+        self._content_type = "text/html"   # error pages
         super().setup()
 
     def parse_request(self):
@@ -134,7 +139,7 @@ class DeckRequestHandler(http.server.SimpleHTTPRequestHandler):
             self.send_header("Cross-Origin-Resource-Policy", "same-origin")
         self.send_header("X-Content-Type-Options", "nosniff")
         policy = self.server.content_security_policy()
-        if policy:
+        if policy and self._content_type.startswith(POLICY_TYPES):
             self.send_header("Content-Security-Policy", policy)
         # Always revalidate: unchanged files answer 304, a rebuild is seen at once.
         self.send_header("Cache-Control", "no-cache")
@@ -161,6 +166,7 @@ class DeckRequestHandler(http.server.SimpleHTTPRequestHandler):
 
     def send_head(self):
         self._etag = None
+        self._content_type = "text/html"
         try:
             target, redirect = self.locate_file()
         except (OSError, ValueError):   # a name too long for the file system, and the like
@@ -190,7 +196,8 @@ class DeckRequestHandler(http.server.SimpleHTTPRequestHandler):
                 self.end_headers()
                 return None
             self.send_response(HTTPStatus.OK)
-            self.send_header("Content-Type", self.guess_type(str(target)))
+            self._content_type = self.guess_type(str(target))
+            self.send_header("Content-Type", self._content_type)
             self.send_header("Content-Length", str(status.st_size))
             self.send_header("Last-Modified", email.utils.formatdate(status.st_mtime, usegmt=True))
             self.end_headers()

@@ -164,3 +164,15 @@ def test_out_never_replaces_a_folder_with_other_work(where, tmp_path):
     assert result.returncode == 1, result.stdout
     assert "--out" in result.stderr and "Traceback" not in result.stderr, result.stderr
     assert (sorted(path.name for path in out.iterdir()) if out.is_dir() else out.read_text()) == before
+
+
+@pytest.mark.parametrize("cache", ["archivo", "dentro-de-un-archivo"])
+def test_a_cache_that_is_not_a_folder_is_said_plainly(cache, tmp_path):
+    (tmp_path / "archivo").write_text("no es una carpeta")
+    slides = write_deck(tmp_path / "slides", {"00.md": "# Solo texto\n"})
+    path = tmp_path / "archivo" if cache == "archivo" else tmp_path / "archivo" / "cache"
+    result = subprocess.run([sys.executable, str(ROOT / "build.py"), "--slides", str(slides), "--out",
+                             str(tmp_path / "dist")], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "DPDECK_CACHE": str(path)})
+    assert result.returncode == 1
+    assert "no es una carpeta en la que se pueda escribir" in result.stderr and "Traceback" not in result.stderr

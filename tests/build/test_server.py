@@ -167,14 +167,15 @@ def test_symlinks_inside_the_folder_and_folders_with_an_index_are_served(raw_ser
     assert send_raw(port, b"GET /con-indice/ HTTP/1.1" + CLOSE).endswith(b"dentro")
 
 
-def test_every_answer_carries_nosniff_and_the_pages_policy(served):
+def test_every_answer_carries_nosniff_and_pages_and_scripts_the_pages_policy(served):
     base = served(True)
     policy = "default-src 'self'; script-src 'self'"
     (Path(served.root) / "index.html").write_text(f'<meta http-equiv="Content-Security-Policy" content="{policy}">')
-    for path in ("", "a.wasm", "no-existe"):
+    (Path(served.root) / "worker.js").write_text("self.onmessage = () => {};")
+    for path, governed in (("", True), ("worker.js", True), ("no-existe", True), ("a.wasm", False)):
         _, headers, _ = fetch(base + path)
         assert headers["X-Content-Type-Options"] == "nosniff"
-        assert headers["Content-Security-Policy"] == policy
+        assert headers["Content-Security-Policy"] == (policy if governed else None), path
 
 
 def test_the_policy_is_the_built_pages(dist_dir):
