@@ -4,6 +4,8 @@
     python3 build.py                     construye dist/
     python3 build.py serve [--port N]    construye y sirve dist/ en http://localhost:N/
     python3 build.py test [args pytest]  construye y ejecuta todas las pruebas
+    python3 build.py bench [--rounds N]  construye y compara el arranque con una página
+                                         de Pyodide sin más (py/deckbuild/bench.py)
 
 Opciones: --pyodide-dist RUTA (carpeta o .tar.bz2/.tar.gz de la distribución
 oficial de Pyodide 0.27.7), --slides CARPETA, --out CARPETA, --keep-going (mientras
@@ -1382,14 +1384,27 @@ def parse_arguments(argv: list[str]) -> tuple[str, dict, list[str]]:
         elif argument in ("-h", "--help") and command != "test":
             print(__doc__)
             sys.exit(0)
-        elif command == "build" and argument in ("build", "serve", "test") and not rest:
+        elif command == "build" and argument in ("build", "serve", "test", "bench") and not rest:
             command = argument
-        elif command == "test":
+        elif command in ("test", "bench"):
             rest.append(argument)
         else:
             raise BuildError(f"argumento desconocido «{argument}» (ver python3 build.py --help)")
         index += 1
     return command, options, rest
+
+
+def run_bench(out: Path, argv: list[str], pyodide_dist: Path | None) -> int:
+    """Build the plain Pyodide page next to out/ and run py/deckbuild/bench.py."""
+    sys.path.insert(0, str(ROOT / "py"))
+    from deckbuild import bench
+
+    files, lock, names = gather_pyodide(pyodide_dist)
+    wheels = {lock["packages"][name]["file_name"]: files[lock["packages"][name]["file_name"]] for name in names}
+    plain = bench.build_plain_page(out.with_name(f"{out.name}.plain"), {name: files[name] for name in PYODIDE_CORE},
+                                   trim_lock(lock, names), wheels)
+    return bench.run_benchmark(out, plain, argv, handler_base=DeckRequestHandler, server_class=DeckServer,
+                               python=locate_venv_python(), py_folder=ROOT / "py")
 
 
 def main(argv: list[str]) -> int:
@@ -1405,6 +1420,8 @@ def main(argv: list[str]) -> int:
           keep_going=options.get("keep_going", False))
     if command == "serve":
         serve(out, int(options.get("port", 8000)))
+    elif command == "bench":
+        return run_bench(out, pytest_args, Path(options["pyodide_dist"]) if options.get("pyodide_dist") else None)
     elif command == "test":
         os.environ["DPDECK_DIST"] = str(out)
         os.environ["DPDECK_SLIDES"] = str(slides)
