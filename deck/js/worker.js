@@ -17,7 +17,7 @@
 const STREAMS_PER_SECOND = 20;
 const STREAM_BURST = 20;
 const PROGRESS_INTERVAL_MS = 100;
-const WARM_IMPORTS = ["numpy", "matplotlib", "matplotlib.pyplot", "dpdeck", "dpdeck.cellrun"];
+const WARM_IMPORTS = ["numpy", "matplotlib", "matplotlib.pyplot", "dpdeck", "dpdeck.cellrun", "dpdeck.figures"];
 
 const state = {
   pyodide: null,
@@ -90,40 +90,29 @@ function startDownload() {
   };
 }
 
-function countingResponse(response, ended) {
+// The bytes are counted on a clone, and Pyodide gets the response the network
+// gave: a synthesized Response is never code-cached, so wrapping
+// pyodide.asm.wasm made Chromium compile it again on every visit.
+function countResponse(response, ended) {
   if (!response.body) {
     ended();
     return response;
   }
-  const reader = response.body.getReader();
-  const stream = new ReadableStream({
-    async pull(controller) {
-      let chunk;
-      try {
-        chunk = await reader.read();
-      } catch (error) {
-        ended();
-        throw error;
-      }
-      if (chunk.done) {
-        ended();
-        controller.close();
-        return;
-      }
-      addLoadedBytes(chunk.value.byteLength);
-      controller.enqueue(chunk.value);
-    },
-    cancel(reason) {
-      ended();
-      return reader.cancel(reason);
-    },
-  });
-  // Keeping status and headers lets WebAssembly.instantiateStreaming accept it.
-  return new Response(stream, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
+  const reader = response.clone().body.getReader();
+  const pump = () =>
+    reader.read().then(
+      (chunk) => {
+        if (chunk.done) {
+          ended();
+          return;
+        }
+        addLoadedBytes(chunk.value.byteLength);
+        pump();
+      },
+      () => ended(),
+    );
+  pump();
+  return response;
 }
 
 self.fetch = async function guardedFetch(input, init) {
@@ -140,7 +129,7 @@ self.fetch = async function guardedFetch(input, init) {
     throw error;
   }
   if (!response.ok) failBoot(`No se pudo descargar ${displayPath(url)}: HTTP ${response.status}`);
-  return countingResponse(response, ended);
+  return countResponse(response, ended);
 };
 
 // Pyodide does not always give up when one of its files fails to download (a
@@ -248,6 +237,77 @@ async function step(name, action) {
   return Math.round(performance.now() - started);
 }
 
+// Pure-Python packages that are shipped but not loaded at boot (fontTools for
+// PDF/PS output, pytz, matplotlib's browser backend, micropip): the first
+// import of one of them fetches its wheel synchronously (allowed in a worker),
+// checks its SHA-256 against runtime.json and unpacks it into site-packages.
+const LAZY_PACKAGES_PY = `
+import hashlib
+import importlib
+import io
+import sys
+import zipfile
+
+import js
+
+
+class LazyPackages:
+    """Installs a shipped pure-Python package the first time something imports it."""
+
+    def __init__(self, packages, site_packages):
+        self.by_import = {}
+        for package in packages:
+            for name in package["imports"]:
+                self.by_import[name] = package
+        self.site_packages = site_packages
+
+    def find_spec(self, fullname, path=None, target=None):
+        package = self.by_import.get(fullname.partition(".")[0])
+        if package is None:
+            return None
+        for name in package["imports"]:
+            self.by_import.pop(name, None)
+        self.install(package)
+        return None  # the regular finders now find it in site-packages
+
+    def install(self, package):
+        request = js.XMLHttpRequest.new()
+        request.open("GET", package["url"], False)
+        request.responseType = "arraybuffer"
+        request.send(None)
+        if request.status != 200:
+            raise ImportError(f"no se pudo descargar {package['url']} (HTTP {request.status})")
+        data = request.response.to_bytes()
+        if hashlib.sha256(data).hexdigest() != package["sha256"]:
+            raise ImportError(f"{package['url']}: el SHA-256 no coincide con runtime.json")
+        with zipfile.ZipFile(io.BytesIO(data)) as wheel:
+            wheel.extractall(self.site_packages)
+        importlib.invalidate_caches()
+
+
+def install_lazy_packages(packages, site_packages):
+    sys.meta_path.insert(0, LazyPackages(packages, site_packages))
+`;
+
+// Run once before "ready": the first figure a lecturer asks for then costs no
+// more than any other (Agg, FreeType, mathtext's parser and the PNG writer are
+// all set up by it).
+const WARMUP_CELL = `
+import matplotlib.pyplot as plt
+
+figure, axes = plt.subplots()
+axes.plot([0, 1], [0, 1], label=r"$\\varepsilon = 1$")
+axes.set_xlabel("x")
+axes.set_title("arranque")
+axes.legend()
+`;
+
+async function fetchBytes(url, integrity) {
+  const response = await self.fetch(url, integrity ? { integrity } : {});
+  if (!response.ok) throw new Error(`No se pudo descargar ${url}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
 async function boot({ base, interruptBuffer }) {
   if (state.pyodide) return { result: { alreadyBooted: true } };
   const baseUrl = new URL(base || "../", self.location.href);
@@ -259,7 +319,11 @@ async function boot({ base, interruptBuffer }) {
   });
   state.totalBytes = runtime.bytes || 0;
   const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
+  // The dpdeck wheel downloads while the interpreter starts.
+  const wheel = fetchBytes(new URL(runtime.wheel, baseUrl).href, runtime.wheelIntegrity);
+  wheel.catch(() => {});
 
+  // The packages download while the interpreter starts, and install as soon as it has.
   timings.core = await step("core", async () => {
     try {
       self.importScripts(new URL("pyodide.js", pyodideUrl).href);
@@ -269,6 +333,7 @@ async function boot({ base, interruptBuffer }) {
     try {
       state.pyodide = await self.loadPyodide({
         indexURL: pyodideUrl,
+        packages: runtime.packages,
         env: { MPLBACKEND: "Agg" },
         stdout: () => {},
         stderr: () => {},
@@ -276,27 +341,29 @@ async function boot({ base, interruptBuffer }) {
     } catch (error) {
       throw new Error(`Pyodide no pudo arrancar: ${error.message || error}`);
     }
+    const missing = runtime.packages.filter((name) => !(name in state.pyodide.loadedPackages));
+    if (missing.length) throw new Error(`No se pudieron cargar los paquetes: ${missing.join(", ")}`);
     countImportedScripts();
   });
   const pyodide = state.pyodide;
   if (interruptBuffer) pyodide.setInterruptBuffer(takeOnRead(interruptBuffer));
-
-  timings.packages = await step("packages", async () => {
-    const failures = [];
-    await pyodide.loadPackage(runtime.packages, {
-      messageCallback: () => {},
-      errorCallback: (message) => failures.push(message),
-    });
-    if (failures.length) throw new Error(`No se pudieron cargar los paquetes: ${failures.join("; ")}`);
-  });
+  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
 
   timings.wheel = await step("wheel", async () => {
-    const micropip = pyodide.pyimport("micropip");
-    try {
-      await micropip.install.callKwargs(new URL(runtime.wheel, baseUrl).href, { deps: false });
-    } finally {
-      micropip.destroy();
-    }
+    pyodide.unpackArchive(await wheel, "wheel", { extractDir: sitePackages });
+    const namespace = pyodide.toPy({});
+    pyodide.runPython(LAZY_PACKAGES_PY, { globals: namespace });
+    const lazy = (runtime.lazyPackages || []).map((entry) => ({
+      ...entry,
+      url: new URL(entry.file, baseUrl).href,
+    }));
+    const install = namespace.get("install_lazy_packages");
+    const packages = pyodide.toPy(lazy);
+    install(packages, sitePackages);
+    packages.destroy();
+    install.destroy();
+    namespace.destroy();
+    pyodide.pyimport("importlib").invalidate_caches();
   });
 
   // Importing here, before "ready", makes the first run as fast as the next ones.
@@ -308,11 +375,10 @@ async function boot({ base, interruptBuffer }) {
       timings.imports[name] = Math.round(performance.now() - started);
     }
     state.runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
-    // One empty cell: run_cell loads the rest of dpdeck and settles
-    // matplotlib's backend on its first call, not on the student's.
+    // A throwaway figure: run_cell and matplotlib's drawing do their one-time setup now.
     const started = performance.now();
-    state.runCell.callKwargs("pass", { cell_id: "arranque" }).destroy();
-    timings.imports.firstCell = Math.round(performance.now() - started);
+    state.runCell.callKwargs(WARMUP_CELL, { cell_id: "arranque" }).destroy();
+    timings.imports.firstFigure = Math.round(performance.now() - started);
   });
   state.step = "ready";
   state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);
