@@ -122,6 +122,7 @@ DEFAULT_OUT = ROOT / "dist"
 BUNDLES = (
     ("js/main.js", "js/main.js", "iife"),
     ("js/worker.js", "js/worker.js", "iife"),
+    ("js/preview.js", "js/preview.js", "iife"),
     ("css/main.css", "css/main.css", None),
 )
 # Vendored files copied as they are: (npm package, file inside it, path under dist/).
@@ -1176,14 +1177,38 @@ def copy_pyodide(out: Path, files: dict[str, Path], lock: dict, names: list[str]
     return total
 
 
-def fill_template(title: str, sections: str) -> str:
+# Stylesheets inlined into the page, in this order (nothing blocks the first paint);
+# KaTeX's fonts are referred to from the page's folder.
+INLINE_STYLES = ("vendor/reveal/reveal.css", "vendor/katex/katex.min.css", "css/main.css")
+INLINE_SCRIPT = "js/preview.js"
+
+
+def read_inline_parts(out: Path) -> dict[str, str]:
+    """The page's inline CSS and first-paint script, from the files already in out/."""
+    styles = []
+    for name in INLINE_STYLES:
+        text = (out / name).read_text(encoding="utf-8")
+        if name.startswith("vendor/katex/"):
+            text = text.replace("url(fonts/", "url(vendor/katex/fonts/")
+        styles.append(f"/* {name} */\n{text.strip()}")
+    script = (out / INLINE_SCRIPT).read_text(encoding="utf-8").strip()
+    (out / INLINE_SCRIPT).unlink()   # only the inline copy is used
+    for text in (*styles, script):
+        if "</style" in text.lower() or "</script" in text.lower():
+            raise BuildError("un estilo o script en línea contiene «</style» o «</script»")
+    return {"{{ styles }}": "\n".join(styles), "{{ preview }}": script}
+
+
+def fill_template(title: str, sections: str, inline: dict[str, str]) -> str:
     template_path = DECK / "template.html"
     if not template_path.exists():
         raise BuildError("falta deck/template.html")
     template = template_path.read_text(encoding="utf-8")
-    for placeholder in ("{{ title }}", "{{ slides }}"):
+    for placeholder in ("{{ title }}", "{{ slides }}", *inline):
         if placeholder not in template:
             raise BuildError(f"deck/template.html no tiene el marcador {placeholder}")
+    for placeholder, text in inline.items():
+        template = template.replace(placeholder, text)
     return template.replace("{{ title }}", html.escape(title)).replace("{{ slides }}", sections)
 
 
@@ -1282,9 +1307,9 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             print(f"  {wheel.relative_to(staging)}", flush=True)
         with step("página y archivos copiados"):
             install_render_rules(md, math, figures)
-            page = fill_template(deck.title, render_sections(md, deck))
-            (staging / "index.html").write_text(page, encoding="utf-8")
             copy_vendored(staging)
+            page = fill_template(deck.title, render_sections(md, deck), read_inline_parts(staging))
+            (staging / "index.html").write_text(page, encoding="utf-8")
             ensure_dir(staging / "data")
             shutil.copyfile(CENSUS, staging / "data" / "censo.csv")
         with step("manifiesto"):

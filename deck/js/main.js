@@ -6,6 +6,7 @@
 
 import { Cell } from "./cells.js";
 import { EditStore } from "./storage.js";
+import { SLIDE_GEOMETRY } from "./geometry.js";
 import { PythonRuntime } from "./python.js";
 import { translateRevealScreens } from "./revealscreens.js";
 import { prepareSpeakerView } from "./speaker.js";
@@ -22,12 +23,9 @@ import {
 
 /** reveal.js settings, in one place. */
 const REVEAL_DEFAULTS = {
-  // The slides are authored at 1280×720 (16:9); reveal scales them to the screen.
-  width: 1280,
-  height: 720,
-  margin: 0.03,
-  minScale: 0.2,
-  maxScale: 2.0,
+  // The slides are authored at 1280×720 (16:9); reveal scales them to the screen
+  // (the page's first paint, preview.js, copies that layout).
+  ...SLIDE_GEOMETRY,
   // Content starts at the top of each slide (the theme sizes every section).
   center: false,
   // Each slide has its own URL (#/3), so a reload keeps your place.

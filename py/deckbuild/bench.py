@@ -61,7 +61,7 @@ TARGETS = {
 }
 
 # Where each kind of page is first painted (see bench_page.js).
-PAINT_SELECTORS = {"deck": ".reveal .slides > section.present", "plain": "h1"}
+PAINT_SELECTORS = {"deck": ".reveal .slides > section", "plain": "h1"}
 
 
 # ---------------------------------------------------------------------------

@@ -44,15 +44,16 @@
     }
   };
 
-  // ---- first slide painted: the frame after it is laid out and fully opaque
+  // ---- first slide painted: the frame after one is rendered, laid out and opaque
+  function isVisible(element) {
+    const box = element.getBoundingClientRect();
+    return box.width > 0 && box.height > 0 && element.checkVisibility({ opacityProperty: true, visibilityProperty: true });
+  }
+
   async function watchPaint() {
     for (;;) {
       await nextFrame();
-      const element = document.querySelector(config.paintSelector);
-      if (!element) continue;
-      const style = getComputedStyle(element);
-      const box = element.getBoundingClientRect();
-      if (style.visibility === "hidden" || Number(style.opacity) < 1 || box.width === 0) continue;
+      if (!Array.from(document.querySelectorAll(config.paintSelector)).some(isVisible)) continue;
       await nextFrame();
       mark("painted");
       if (config.gotoFigureSlide) gotoFigureSlide();
@@ -66,10 +67,11 @@
 
   // The figure cell's slide is put on screen before Python is ready, so the
   // figure is measured to the moment it is visible.
-  function gotoFigureSlide() {
+  async function gotoFigureSlide() {
     const cell = figureCell();
     const section = cell && cell.closest(".slides > section");
-    if (!section || !window.Reveal) return;
+    if (!section) return;
+    while (!(window.Reveal && window.Reveal.isReady && window.Reveal.isReady())) await nextFrame();
     const indices = window.Reveal.getIndices(section);
     window.Reveal.slide(indices.h, indices.v);
   }
@@ -119,10 +121,9 @@
     await figureShown(cell, runsBefore);
   }
 
-  document.addEventListener("DOMContentLoaded", () => {
-    watchPaint();
-    watchReady();
-  });
+  // From the first frame on: the page may paint its first slide before it is fully parsed.
+  watchPaint();
+  document.addEventListener("DOMContentLoaded", () => watchReady());
 
   // ---- every cell, one after the other (called by the benchmark)
   bench.runAllCells = async (timeoutMs) => {

@@ -99,3 +99,37 @@ def test_the_wasm_module_is_code_cached_for_the_next_visit(browser, cells_url):
 def _pyodide_boots(cells_dist):
     runtime = json.loads((cells_dist / "runtime.json").read_text())
     assert "micropip" not in runtime["packages"]
+
+
+# ----------------------------------------------------------------- first paint
+
+SLIDE_BOXES = """selector => Array.from(document.querySelector(selector).children, child => {
+    const box = child.getBoundingClientRect();
+    return [child.tagName, Math.round(box.x), Math.round(box.y), Math.round(box.width), Math.round(box.height)];
+})"""
+
+
+@pytest.mark.parametrize("hash_", ["", "#/hoja-de-ruta", "#/5"])
+def test_the_slide_is_painted_before_any_script_file_as_reveal_lays_it_out(new_page, deck_url, hash_):
+    """Only the page's inline script runs (every .js file is refused), and the slide is
+    already on screen, every block where reveal.js puts it once it has started."""
+    page = new_page()
+    page.route("**/*.js", lambda route: route.abort())
+    page.goto(deck_url + "?autorun=0" + hash_)
+    page.wait_for_selector(".reveal .slides > section.dp-preview-slide", state="visible", timeout=10_000)
+    assert page.evaluate("typeof window.Reveal") == "undefined"
+    before = page.evaluate(SLIDE_BOXES, ".reveal .slides > section.dp-preview-slide")
+    assert len(before) >= 2
+    full = new_page(deck_url + "?autorun=0" + hash_)
+    full.wait_for_selector(".reveal.ready .slides > section.present", state="visible", timeout=30_000)
+    full.wait_for_timeout(500)  # reveal's fade
+    after = full.evaluate(SLIDE_BOXES, ".reveal .slides > section.present")
+    assert before == after
+
+
+def test_a_deep_link_reveal_alone_can_show_gets_no_preview(new_page, deck_url):
+    page = new_page()
+    page.route("**/*.js", lambda route: route.abort())
+    page.goto(deck_url + "?autorun=0#/3/0/1")
+    page.wait_for_load_state("domcontentloaded")
+    assert page.evaluate("document.querySelectorAll('.dp-preview-slide').length") == 0
