@@ -6,6 +6,7 @@
 
 import { Cell } from "./cells.js";
 import { EditStore } from "./storage.js";
+import { WORKER_URL } from "./earlyworker.js";
 import { SLIDE_GEOMETRY } from "./geometry.js";
 import { PythonRuntime } from "./python.js";
 import { translateRevealScreens } from "./revealscreens.js";
@@ -52,9 +53,6 @@ const REVEAL_DEFAULTS = {
   showNotes: false,
 };
 
-// Resolved while this classic script runs: the worker sits next to it, so the
-// deck works under any sub-path.
-const WORKER_URL = new URL("worker.js", document.currentScript ? document.currentScript.src : `${deckBaseUrl}js/`).href;
 
 const RECEIVER_MESSAGE = "Esta vista solo refleja las diapositivas; ejecuta las celdas en la ventana principal.";
 

@@ -2,8 +2,10 @@
 // the browser has parsed it, laid out exactly as reveal.js will lay it out, so
 // the first slide is on screen before any script but this one has run. It
 // adds html.dp-preview and marks the slide .dp-preview-slide; css/preview.css
-// shows it until reveal.js marks its wrapper .ready and takes over.
+// shows it until reveal.js marks its wrapper .ready and takes over. It also
+// starts Python's worker (earlyworker.js).
 
+import { startEarlyWorker } from "./earlyworker.js";
 import { SLIDE_GEOMETRY, computeSlideScale } from "./geometry.js";
 import { isPrintPdf, isReceiver } from "./page.js";
 
@@ -51,4 +53,5 @@ function startPreview() {
   document.addEventListener("DOMContentLoaded", () => observer.disconnect(), { once: true });
 }
 
+startEarlyWorker();
 if (!isPrintPdf && !isReceiver) startPreview();

@@ -6,6 +6,8 @@
 // if the cell does not react in time (code stuck inside C), the worker is
 // terminated and a fresh one boots on its own.
 
+import { takeEarlyWorker } from "./earlyworker.js";
+
 const SIGINT = 2;
 // After an interrupt request, how long the cell may take to notice it before
 // the worker is terminated instead (the goal: idle within 2 s of Stop).
@@ -56,7 +58,7 @@ export class PythonRuntime extends EventTarget {
     this.setState("loading");
     let worker;
     try {
-      worker = new Worker(this.workerUrl);
+      worker = takeEarlyWorker() || new Worker(this.workerUrl);
     } catch (error) {
       this.fail({ step: "worker", message: error.message || String(error) });
       return;

@@ -6,6 +6,7 @@
 //   reply    {id, ok, result | error}   worker → page, one per request
 //   event    {type, payload}            worker → page, no id
 // Requests: "boot" {base, interruptBuffer?}, "run" {runId, cellId, source, ...}.
+// The boot itself starts when the worker starts; "boot" waits for it.
 // Events:   "progress" {loaded, total, step, downloading}, "stream" {runId, chunks: [{name, text}]}.
 // Boot steps: runtime (runtime.json), core (Pyodide: download, then compile
 // and start the interpreter, `downloading` false), packages (numpy,
@@ -135,10 +136,8 @@ self.fetch = async function guardedFetch(input, init) {
 // Pyodide does not always give up when one of its files fails to download (a
 // missing .wasm leaves loadPyodide pending forever), so a failed download
 // during boot ends the boot at once, naming the file.
-let rejectBoot = null;
-
 function failBoot(message) {
-  if (rejectBoot) rejectBoot(new Error(message));
+  if (bootRun) bootRun.fail(new Error(message));
 }
 
 function displayPath(url) {
@@ -308,9 +307,35 @@ async function fetchBytes(url, integrity) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
-async function boot({ base, interruptBuffer }) {
-  if (state.pyodide) return { result: { alreadyBooted: true } };
-  const baseUrl = new URL(base || "../", self.location.href);
+// The boot starts as soon as the worker does (the page creates it before its
+// own scripts have run); the page's "boot" request waits for it. A failed
+// download ends it at once (failBoot).
+let bootRun = null;
+
+function startBoot(base) {
+  if (!bootRun) {
+    let fail;
+    const failed = new Promise((_resolve, reject) => {
+      fail = reject;
+    });
+    const promise = Promise.race([boot(base), failed]);
+    promise.catch(() => {});
+    bootRun = { promise, fail };
+  }
+  return bootRun.promise;
+}
+
+// The page's SharedArrayBuffer for Stop arrives with its "boot" request, which
+// may come before or after the interpreter is up.
+function applyInterruptBuffer() {
+  if (state.pyodide && state.interruptBuffer && !state.interruptSet) {
+    state.pyodide.setInterruptBuffer(takeOnRead(state.interruptBuffer));
+    state.interruptSet = true;
+  }
+}
+
+async function boot(base) {
+  const baseUrl = new URL(base, self.location.href);
   const timings = {};
   const bootStarted = performance.now();
   let runtime;
@@ -346,7 +371,7 @@ async function boot({ base, interruptBuffer }) {
     countImportedScripts();
   });
   const pyodide = state.pyodide;
-  if (interruptBuffer) pyodide.setInterruptBuffer(takeOnRead(interruptBuffer));
+  applyInterruptBuffer();
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
 
   timings.wheel = await step("wheel", async () => {
@@ -367,7 +392,12 @@ async function boot({ base, interruptBuffer }) {
   });
 
   // Importing here, before "ready", makes the first run as fast as the next ones.
+  // The collector waits until the imports are done, then leaves everything
+  // they created out of its later passes (a full pass over matplotlib's
+  // objects otherwise stalls a cell now and then).
   timings.imports = {};
+  const gc = pyodide.pyimport("gc");
+  gc.disable();
   timings.warmup = await step("warmup", async () => {
     for (const name of WARM_IMPORTS) {
       const started = performance.now();
@@ -380,6 +410,9 @@ async function boot({ base, interruptBuffer }) {
     state.runCell.callKwargs(WARMUP_CELL, { cell_id: "arranque" }).destroy();
     timings.imports.firstFigure = Math.round(performance.now() - started);
   });
+  gc.freeze();
+  gc.enable();
+  gc.destroy();
   state.step = "ready";
   state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);
   emitProgress();
@@ -468,13 +501,14 @@ async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
 }
 
 const HANDLERS = {
-  boot: (payload) =>
-    new Promise((resolve, reject) => {
-      rejectBoot = reject;
-      boot(payload).then(resolve, reject);
-    }).finally(() => {
-      rejectBoot = null;
-    }),
+  boot: ({ base, interruptBuffer }) => {
+    state.interruptBuffer = interruptBuffer || null;
+    applyInterruptBuffer();
+    return startBoot(base || "../");
+  },
   run: async (payload) => run(payload),
   ping: async () => ({ result: { ready: Boolean(state.runCell) } }),
 };
+
+// Python starts loading now, not when the page gets round to asking.
+startBoot("../");

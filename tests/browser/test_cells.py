@@ -878,7 +878,8 @@ new MutationObserver(() => {
 }).observe(document, {subtree: true, childList: true, characterData: true});
 """
 
-BOOT_STAGES = ["Cargando Python…", "Preparando el intérprete…", "Cargando numpy y matplotlib…",
+# numpy and matplotlib download with the interpreter and install as soon as it has started.
+BOOT_STAGES = ["Cargando Python…", "Preparando el intérprete…",
                "Instalando dpdeck…", "Importando numpy, matplotlib y dpdeck…", "Python listo"]
 
 
