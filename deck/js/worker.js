@@ -404,11 +404,12 @@ async function boot(base) {
       pyodide.pyimport(name).destroy();
       timings.imports[name] = Math.round(performance.now() - started);
     }
-    state.runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
+    const runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
     // A throwaway figure: run_cell and matplotlib's drawing do their one-time setup now.
     const started = performance.now();
-    state.runCell.callKwargs(WARMUP_CELL, { cell_id: "arranque" }).destroy();
+    runCell.callKwargs(WARMUP_CELL, { cell_id: "arranque" }).destroy();
     timings.imports.firstFigure = Math.round(performance.now() - started);
+    state.runCell = runCell;
   });
   gc.freeze();
   gc.enable();
