@@ -1,7 +1,10 @@
 """Fixtures shared by every test: the built dist/, local servers and a Playwright browser.
 
 The browser tests run against the `dist/` that `python3 build.py test` builds
-first (or the folder named by the DPDECK_DIST environment variable).
+first (or the folder named by the DPDECK_DIST environment variable). They need
+Chromium (deckbuild.browser finds it): without one the run stops before any test
+with the commands that install it, unless DPDECK_NO_BROWSER is set
+(`python3 build.py test --no-browser`), which leaves the browser tests out.
 """
 
 from __future__ import annotations
@@ -9,21 +12,36 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
+from deckbuild.browser import CHROMIUM_ARGS, MISSING_BROWSER_MESSAGE, find_chromium
+from deckbuild.server import make_server
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_KEY = pytest.StashKey[Path]()
 
-sys.path.insert(0, str(ROOT))
-import build  # noqa: E402  (standard library only at import time)
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+def uses_browser(item) -> bool:
+    return "browser" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(config, items):
+    """The browser suite never goes missing silently: it runs, or the run stops, or it was left out on purpose."""
+    browser_items = [item for item in items if uses_browser(item)]
+    if not browser_items:
+        return
+    if os.environ.get("DPDECK_NO_BROWSER"):
+        config.hook.pytest_deselected(items=browser_items)
+        items[:] = [item for item in items if not uses_browser(item)]
+        return
+    chromium = find_chromium()
+    if chromium is None:
+        raise pytest.UsageError(MISSING_BROWSER_MESSAGE)
+    config.stash[CHROMIUM_KEY] = chromium
 
 
 @pytest.fixture(scope="session")
@@ -61,8 +79,9 @@ class QuietPlainHandler(http.server.SimpleHTTPRequestHandler):
 def serve_folder():
     """Factory: serve a built deck folder for the whole session; returns its URL.
 
-    `serve_folder(path)` uses build.py's own server (COOP/COEP headers: cross-origin
-    isolated); `serve_folder(path, plain=True)` a plain http.server started in the
+    `serve_folder(path)` uses the deck's own server, deckbuild.server (COOP/COEP
+    headers: cross-origin isolated); `serve_folder(path, plain=True)` a plain
+    http.server started in the
     folder's parent (no special headers), so the deck sits under a sub-path.
     """
     servers = []
@@ -74,7 +93,7 @@ def serve_folder():
             server.daemon_threads = True
             servers.append(server)
             return start_in_thread(server) + f"{folder.name}/"
-        server = build.make_server(folder, 0, isolated=True)
+        server = make_server(folder, 0, isolated=True)
         servers.append(server)
         return start_in_thread(server)
 
@@ -86,7 +105,7 @@ def serve_folder():
 
 @pytest.fixture(scope="session")
 def deck_url(dist_dir, serve_folder):
-    """build.py's own server on dist/ (COOP/COEP headers: cross-origin isolated)."""
+    """The deck's own server on dist/ (COOP/COEP headers: cross-origin isolated)."""
     return serve_folder(dist_dir)
 
 
@@ -97,23 +116,16 @@ def plain_url(dist_dir, serve_folder):
 
 
 @pytest.fixture(scope="session")
-def browser():
-    """Headless Chromium: Debian's /usr/bin/chromium when present, else Playwright's own."""
-    try:
-        from playwright.sync_api import Error, sync_playwright
-    except ImportError:
-        pytest.skip("falta Playwright en .venv")
+def browser(request):
+    """Headless Chromium: the one deckbuild.browser found (Debian's, else Playwright's own)."""
+    from playwright.sync_api import Error, sync_playwright
+
+    chromium = request.config.stash[CHROMIUM_KEY]
     with sync_playwright() as playwright:
-        options = {"headless": True, "args": CHROMIUM_ARGS}
-        if CHROMIUM.exists():
-            options["executable_path"] = str(CHROMIUM)
         try:
-            instance = playwright.chromium.launch(**options)
+            instance = playwright.chromium.launch(headless=True, args=CHROMIUM_ARGS, executable_path=str(chromium))
         except Error as error:
-            message = f"no se pudo abrir Chromium ({error}); instala el paquete Debian «chromium»"
-            if os.environ.get("CI"):
-                pytest.fail(message)
-            pytest.skip(message)
+            pytest.fail(f"no se pudo abrir Chromium ({chromium}): {error}", pytrace=False)
         yield instance
         instance.close()
 

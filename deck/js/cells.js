@@ -1,19 +1,22 @@
 // Live cells: each `.cell` of the page gets an editor, run / stop / reset
-// buttons, a status, saved edits and live outputs.
+// buttons, a status, saved edits and live outputs (the output area itself
+// belongs to its LiveOutput).
 
 import { createEditor, replaceSource } from "./editor.js";
-import { LiveOutput, MAX_FIGURES, MAX_OUTPUT_CHARS } from "./outputs.js";
+import { LiveOutput } from "./outputs.js";
+import { CELL_STATUS, RUN_STATUS } from "./protocol.js";
+import { RUN_CANCELLED } from "./python.js";
 
 const STATUS_TEXT = {
-  idle: "",
-  queued: "En cola",
-  running: "Ejecutando…",
-  done: "Hecho",
-  error: "Error",
-  stopped: "Detenida",
+  [CELL_STATUS.IDLE]: "",
+  [CELL_STATUS.QUEUED]: "En cola",
+  [CELL_STATUS.RUNNING]: "Ejecutando…",
+  [CELL_STATUS.DONE]: "Hecho",
+  [CELL_STATUS.ERROR]: "Error",
+  [CELL_STATUS.STOPPED]: "Detenida",
 };
-
-const SAVE_DELAY_MS = 250;
+// A finished run's status is the cell's status.
+const FINISHED = new Set([RUN_STATUS.DONE, RUN_STATUS.ERROR, RUN_STATUS.STOPPED]);
 // Keys that a focused toolbar button uses itself; they must not also move the slides.
 const BUTTON_KEYS = new Set([" ", "Enter", "Spacebar"]);
 
@@ -28,16 +31,17 @@ function button(action, text, title) {
 }
 
 export class Cell {
-  constructor(element, { runtime, store, readOnly, unavailableMessage }) {
+  /** settings: the deck's settings (config.js: saveDelayMs, streamAfterMs, recomputingMarkAfterMs). */
+  constructor(element, { runtime, store, readOnly, unavailableMessage, settings }) {
     this.element = element;
     this.id = element.dataset.cellId;
     this.runtime = runtime;
     this.store = store;
     this.unavailableMessage = unavailableMessage;
+    this.saveDelayMs = settings.saveDelayMs;
     const code = element.querySelector(".cell-source code") || element.querySelector(".cell-source");
     this.original = code ? code.textContent : "";
-    this.outputElement = element.querySelector(".cell-output") || this.makeOutputElement();
-    this.output = new LiveOutput(this.outputElement, this.id);
+    this.output = new LiveOutput(element, this.id, settings);
     this.saveTimer = null;
     // The code the shown output belongs to (the pre-computed output is the original's).
     this.lastRunSource = this.original;
@@ -62,17 +66,9 @@ export class Cell {
       onChange: (text) => this.onEdit(text),
     });
     this.markEdited(source !== this.original);
-    this.outputElement.toggleAttribute("data-stale", source !== this.lastRunSource);
+    this.output.setStale(source !== this.lastRunSource);
     this.isolateKeys();
     element.dataset.enhanced = "true";
-  }
-
-  makeOutputElement() {
-    const output = document.createElement("div");
-    output.className = "cell-output";
-    output.dataset.origin = "prerendered";
-    this.element.appendChild(output);
-    return output;
   }
 
   buildToolbar(readOnly) {
@@ -95,7 +91,7 @@ export class Cell {
     if (readOnly) toolbar.hidden = true;
     this.element.prepend(toolbar);
     this.toolbar = toolbar;
-    this.setStatus(this.element.dataset.status || "idle");
+    this.setStatus(this.element.dataset.status || CELL_STATUS.IDLE);
   }
 
   // Keys typed in the editor (and Space/Enter on a toolbar button) belong to
@@ -119,9 +115,9 @@ export class Cell {
 
   onEdit(text) {
     this.markEdited(text !== this.original);
-    this.outputElement.toggleAttribute("data-stale", text !== this.lastRunSource);
+    this.output.setStale(text !== this.lastRunSource);
     clearTimeout(this.saveTimer);
-    this.saveTimer = setTimeout(() => this.persist(), SAVE_DELAY_MS);
+    this.saveTimer = setTimeout(() => this.persist(), this.saveDelayMs);
   }
 
   persist() {
@@ -144,7 +140,7 @@ export class Cell {
   setStatus(status) {
     this.element.dataset.status = status;
     this.statusElement.textContent = STATUS_TEXT[status] ?? "";
-    const busy = status === "running" || status === "queued";
+    const busy = status === CELL_STATUS.RUNNING || status === CELL_STATUS.QUEUED;
     this.stopButton.disabled = !busy;
   }
 
@@ -153,42 +149,33 @@ export class Cell {
     if (!this.runtime || this.unavailableMessage) {
       // Print view and speaker view have no Python; a file page says how to get it.
       if (!this.unavailableMessage) return null;
-      this.output.finish({ status: "error", outputs: [], notice: this.unavailableMessage });
+      this.output.finish({ status: RUN_STATUS.ERROR, outputs: [], notice: this.unavailableMessage });
       return null;
     }
     this.persist();
     this.fitToSlide();
     const source = this.source;
     this.lastRunSource = source;
-    this.outputElement.removeAttribute("data-stale");
-    this.setStatus("queued");
+    this.output.setStale(false);
+    this.setStatus(CELL_STATUS.QUEUED);
     const result = await this.runtime.run(this.id, source, {
-      maxOutputChars: MAX_OUTPUT_CHARS,
-      maxFigures: MAX_FIGURES,
       onStart: () => {
-        this.setStatus("running");
+        this.setStatus(CELL_STATUS.RUNNING);
         this.output.begin();
       },
       onStream: (chunks) => this.output.appendStreams(chunks),
     });
-    if (result.status === "cancelled") {
+    if (result.status === RUN_CANCELLED) {
       // Dropped from the queue: back to what it showed before.
       if (this.runtime.isQueued(this.id) || this.runtime.isRunning(this.id)) return result;
-      this.setStatus(this.previousStatus());
+      this.setStatus(this.output.shownStatus());
       return result;
     }
     this.output.finish(result);
-    const status = ["done", "error", "stopped"].includes(result.status) ? result.status : "error";
-    this.setStatus(status);
+    this.setStatus(FINISHED.has(result.status) ? result.status : CELL_STATUS.ERROR);
     // How many runs this cell has finished: lets a script wait for the next one.
     this.element.dataset.runs = String(Number(this.element.dataset.runs || 0) + 1);
     return result;
-  }
-
-  previousStatus() {
-    const origin = this.outputElement.dataset.origin;
-    if (origin !== "live") return "idle";
-    return this.outputElement.querySelector(".out-error") ? "error" : "done";
   }
 
   stop() {
@@ -224,12 +211,7 @@ export class Cell {
     if (this.fitted) return;
     const slide = this.element.closest("section");
     if (!slide || document.querySelector(".reveal.overview")) return;
-    const images = Array.from(this.outputElement.querySelectorAll("img"));
-    const loading = images.filter((image) => !image.complete);
-    if (loading.length) {
-      loading.forEach((image) => image.addEventListener("load", () => this.fitToSlide(), { once: true }));
-      return;
-    }
+    if (!this.output.figuresLoaded(() => this.fitToSlide())) return;
     const slideBox = slide.getBoundingClientRect();
     if (!slideBox.height || !slide.offsetHeight) return;
     // Window pixels per slide pixel (reveal scales the 1280×720 slide to the window).

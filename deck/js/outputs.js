@@ -1,43 +1,65 @@
-// Renders a cell's outputs with the same markup the build writes for the
-// pre-computed ones (deck/README.md), so both look and test the same.
+// A cell's output area: renders its outputs with the same markup the build
+// writes for the pre-computed ones (the live cells' contract, protocol.js and
+// deck/README.md), so both look and test the same.
 
-// The page never shows more stream text than this, whatever arrives.
-export const MAX_OUTPUT_CHARS = 20000;
-export const MAX_FIGURES = 20;
+import {
+  CELL_STATUS,
+  MAX_OUTPUT_CHARS,
+  NOTICE_CLASS,
+  NOTICE_TAG,
+  ORIGIN,
+  OUTPUT,
+  OUTPUT_AREA_CLASS,
+  OUTPUT_AREA_TAG,
+  OUTPUT_TAG,
+  errorText,
+  figureAlt,
+  outputClass,
+} from "./protocol.js";
+import { RUN_CANCELLED } from "./python.js";
+
+// The page never shows more stream text than the contract's limit, whatever arrives.
 const PAGE_CAP_NOTICE = "\n[Salida recortada en la página.]\n";
 
-function pre(className, text) {
-  const element = document.createElement("pre");
+function textBlock(tag, className, text) {
+  const element = document.createElement(tag);
   element.className = className;
   element.textContent = text;
   return element;
 }
 
-function streamClass(name) {
-  return `out-stream out-${name === "stderr" ? "stderr" : "stdout"}`;
+function notice(text) {
+  return textBlock(NOTICE_TAG, NOTICE_CLASS, text);
 }
 
-// A run keeps the previous output on screen until it has something to
-// replace it with: its final result, or — once it has run this long — the
-// text it has printed so far. A quick rerun (the one when Python becomes ready)
-// never leaves the cell blank, not even for a figure.
-export const STREAM_AFTER_MS = 1000;
-// Until then the previous output is marked as being recomputed (dimmed, with
-// its label saying so) only after this long: quick runs do not blink.
-export const RECOMPUTING_MARK_AFTER_MS = 300;
+/** "out-error out-notice" → ".out-error.out-notice" */
+function classSelector(className) {
+  return `.${className.split(" ").join(".")}`;
+}
 
 /**
- * A live output area. Attributes on the container (read by cells.css):
- * data-origin (prerendered | live); aria-busy while a run is under way;
- * data-recomputing while the previous output is still shown during a run;
- * data-streaming while the run's own text is shown as it comes; data-previous
- * when a run ended without outputs (Python was restarted) and what is shown
- * is the output of an earlier run; data-elapsed, how long the run shown took.
+ * A live output area, the only code that changes its container (the cell's
+ * `.cell-output`, made here if the page has none). Attributes on the container
+ * (read by cells.css): data-origin (prerendered | live); aria-busy while a run
+ * is under way; data-recomputing while the previous output is still shown
+ * during a run; data-streaming while the run's own text is shown as it comes;
+ * data-previous when a run ended without outputs (Python was restarted) and
+ * what is shown is the output of an earlier run; data-elapsed, how long the
+ * run shown took; data-stale when the code has changed since the output shown.
+ *
+ * A run keeps the previous output on screen until it has something to
+ * replace it with: its final result, or — once it has run `streamAfterMs` —
+ * the text it has printed so far. A quick rerun (the one when Python becomes
+ * ready) never leaves the cell blank, not even for a figure. Until then the
+ * previous output is marked as being recomputed only after
+ * `recomputingMarkAfterMs`: quick runs do not blink (config.js).
  */
 export class LiveOutput {
-  constructor(container, cellId) {
-    this.container = container;
+  constructor(cellElement, cellId, { streamAfterMs, recomputingMarkAfterMs }) {
+    this.container = cellElement.querySelector(classSelector(OUTPUT_AREA_CLASS)) || this.makeContainer(cellElement);
     this.cellId = cellId;
+    this.streamAfterMs = streamAfterMs;
+    this.recomputingMarkAfterMs = recomputingMarkAfterMs;
     this.objectUrls = [];
     this.running = false;
     this.streamed = false;
@@ -45,6 +67,33 @@ export class LiveOutput {
     this.chars = 0;
     this.capped = false;
     this.timers = [];
+  }
+
+  makeContainer(cellElement) {
+    const container = document.createElement(OUTPUT_AREA_TAG);
+    container.className = OUTPUT_AREA_CLASS;
+    container.dataset.origin = ORIGIN.PRERENDERED;
+    cellElement.appendChild(container);
+    return container;
+  }
+
+  /** Marks the output shown as belonging to other code than the editor's (or not). */
+  setStale(stale) {
+    this.container.toggleAttribute("data-stale", stale);
+  }
+
+  /** The cell status the output shown stands for: idle (pre-computed), done or error. */
+  shownStatus() {
+    if (this.container.dataset.origin !== ORIGIN.LIVE) return CELL_STATUS.IDLE;
+    const error = this.container.querySelector(`:scope > ${classSelector(outputClass(OUTPUT.ERROR))}`);
+    return error ? CELL_STATUS.ERROR : CELL_STATUS.DONE;
+  }
+
+  /** True when every figure shown has loaded; otherwise calls `onLoad` once each loads and returns false. */
+  figuresLoaded(onLoad) {
+    const loading = Array.from(this.container.querySelectorAll("img")).filter((image) => !image.complete);
+    loading.forEach((image) => image.addEventListener("load", onLoad, { once: true }));
+    return loading.length === 0;
   }
 
   /** A run starts: the shown output stays, marked as being recomputed after a moment. */
@@ -57,8 +106,8 @@ export class LiveOutput {
     this.capped = false;
     this.container.setAttribute("aria-busy", "true");
     this.timers.push(
-      setTimeout(() => this.container.toggleAttribute("data-recomputing", !this.streamed), RECOMPUTING_MARK_AFTER_MS),
-      setTimeout(() => this.startStreaming(), STREAM_AFTER_MS),
+      setTimeout(() => this.container.toggleAttribute("data-recomputing", !this.streamed), this.recomputingMarkAfterMs),
+      setTimeout(() => this.startStreaming(), this.streamAfterMs),
     );
   }
 
@@ -77,7 +126,7 @@ export class LiveOutput {
   startStreaming() {
     if (this.streamed || !this.running || !this.pending.length) return;
     this.clear();
-    this.container.dataset.origin = "live";
+    this.container.dataset.origin = ORIGIN.LIVE;
     this.container.removeAttribute("data-recomputing");
     this.container.removeAttribute("data-previous");
     delete this.container.dataset.elapsed;
@@ -98,10 +147,11 @@ export class LiveOutput {
       }
       this.chars += piece.length;
       const last = this.container.lastElementChild;
-      if (last && last.tagName === "PRE" && last.className === streamClass(name)) {
+      const className = outputClass(OUTPUT.STREAM, name);
+      if (last && last.localName === OUTPUT_TAG[OUTPUT.STREAM] && last.className === className) {
         last.appendChild(document.createTextNode(piece));
       } else {
-        this.container.appendChild(pre(streamClass(name), piece));
+        this.container.appendChild(textBlock(OUTPUT_TAG[OUTPUT.STREAM], className, piece));
       }
     }
     this.scrollToEnd();
@@ -115,23 +165,23 @@ export class LiveOutput {
     this.container.removeAttribute("aria-busy");
     this.container.removeAttribute("data-recomputing");
     this.container.removeAttribute("data-streaming");
-    if (result.status === "cancelled") return;
+    if (result.status === RUN_CANCELLED) return;
     const outputs = result.outputs || [];
     if (!outputs.length && result.notice) {
       this.finishWithNotice(result.notice, began);
       return;
     }
     this.clear();
-    this.container.dataset.origin = "live";
+    this.container.dataset.origin = ORIGIN.LIVE;
     this.container.removeAttribute("data-previous");
     const fragment = document.createDocumentFragment();
     let figureNumber = 0;
     for (const output of outputs) {
       const element = this.render(output, figureNumber);
-      if (output.type === "figure") figureNumber += 1;
+      if (output.type === OUTPUT.FIGURE) figureNumber += 1;
       if (element) fragment.appendChild(element);
     }
-    if (result.notice) fragment.appendChild(pre("out-error out-notice", result.notice));
+    if (result.notice) fragment.appendChild(notice(result.notice));
     this.container.appendChild(fragment);
     if (typeof result.elapsedMs === "number") {
       this.container.dataset.elapsed = formatSeconds(result.elapsedMs);
@@ -147,19 +197,20 @@ export class LiveOutput {
    * otherwise the output on screen belongs to an earlier run, and once a run
    * had begun it is marked so (data-previous: dimmed, «resultado anterior»).
    */
-  finishWithNotice(notice, began) {
+  finishWithNotice(text, began) {
     if (began && this.pending.length) {
       this.running = true; // startStreaming only shows the text of a run under way
       this.startStreaming();
       this.running = false;
       this.container.removeAttribute("data-streaming");
     }
-    if (began && !this.streamed && this.container.querySelector(":scope > :not(.out-notice)")) {
+    const notices = classSelector(NOTICE_CLASS);
+    if (began && !this.streamed && this.container.querySelector(`:scope > :not(${notices})`)) {
       this.container.setAttribute("data-previous", "");
     }
     if (began) delete this.container.dataset.elapsed;
-    this.container.querySelectorAll(".out-notice").forEach((element) => element.remove());
-    this.container.appendChild(pre("out-error out-notice", notice));
+    this.container.querySelectorAll(notices).forEach((element) => element.remove());
+    this.container.appendChild(notice(text));
     this.scrollToEnd();
   }
 
@@ -169,20 +220,21 @@ export class LiveOutput {
   }
 
   render(output, figureNumber) {
+    const tag = OUTPUT_TAG[output.type];
     switch (output.type) {
-      case "stream":
-        return pre(streamClass(output.name), output.text);
-      case "value":
-        return pre("out-value", output.text);
-      case "error":
-        return pre("out-error", output.traceback || `${output.ename}: ${output.evalue}`);
-      case "figure": {
-        const image = document.createElement("img");
-        image.className = "out-figure";
+      case OUTPUT.STREAM:
+        return textBlock(tag, outputClass(OUTPUT.STREAM, output.name), output.text);
+      case OUTPUT.VALUE:
+        return textBlock(tag, outputClass(OUTPUT.VALUE), output.text);
+      case OUTPUT.ERROR:
+        return textBlock(tag, outputClass(OUTPUT.ERROR), errorText(output));
+      case OUTPUT.FIGURE: {
+        const image = document.createElement(tag);
+        image.className = outputClass(OUTPUT.FIGURE);
         const url = URL.createObjectURL(new Blob([output.data], { type: "image/png" }));
         this.objectUrls.push(url);
         image.src = url;
-        image.alt = `Figura ${figureNumber + 1} de la celda ${this.cellId}`;
+        image.alt = figureAlt(figureNumber + 1, this.cellId);
         if (output.width && output.height) {
           image.width = output.width;
           image.height = output.height;

@@ -1,5 +1,7 @@
 // The page's side of the Python worker: boots it, queues cell runs one at a
-// time, streams their output back and stops them.
+// time, streams their output back and stops them. It owns Python's state and
+// says when it changes (RUNTIME_EVENT); it never touches the page (the
+// deck's plugin shows the state).
 //
 // Stopping: with cross-origin isolation (COOP/COEP headers) a SharedArrayBuffer
 // lets the page raise KeyboardInterrupt inside the running cell. Without it, or
@@ -7,31 +9,42 @@
 // terminated and a fresh one boots on its own.
 
 import { takeEarlyWorker } from "./earlyworker.js";
+import { EVENT, REQUEST, RUN_STATUS } from "./protocol.js";
+
+/** Python's state in the page, also shown as <html data-python>. */
+export const PYTHON_STATE = Object.freeze({ OFF: "off", LOADING: "loading", READY: "ready", ERROR: "error" });
+/** A run dropped from the queue before it started (it never reached the worker). */
+export const RUN_CANCELLED = "cancelled";
+/** The failure step when the worker itself could not start (before any boot stage). */
+export const WORKER_STEP = "worker";
+/** What a PythonRuntime dispatches: "state" {state, failure} and "progress" (the worker's progress payload). */
+export const RUNTIME_EVENT = Object.freeze({ STATE: "state", PROGRESS: "progress" });
 
 const SIGINT = 2;
-// After an interrupt request, how long the cell may take to notice it before
-// the worker is terminated instead (the goal: idle within 2 s of Stop).
-const INTERRUPT_GRACE_MS = 1500;
-// A boot that shows no progress for this long is reported as failed.
-const STALL_MS = 90_000;
 
-export const STOP_BY_RESTART_MESSAGE =
+const STOP_BY_RESTART_MESSAGE =
   "Ejecución detenida: este servidor no permite interrumpir Python, así que se " +
   "reinició (tus ediciones se conservan).";
-export const STOP_STUCK_MESSAGE =
+const STOP_STUCK_MESSAGE =
   "Ejecución detenida: la celda no respondía a la interrupción y Python se reinició " +
   "(tus ediciones se conservan).";
-export const RESTART_MESSAGE = "Ejecución detenida porque Python se reinició.";
-export const CRASH_MESSAGE =
-  "Python se cerró de forma inesperada durante esta celda y se está reiniciando.";
+const RESTART_MESSAGE = "Ejecución detenida porque Python se reinició.";
+const CRASH_MESSAGE = "Python se cerró de forma inesperada durante esta celda y se está reiniciando.";
 
 export class PythonRuntime extends EventTarget {
-  constructor({ workerUrl, baseUrl }) {
+  /**
+   * interruptGraceMs: after Stop, how long a cell may take to notice the
+   * interrupt before the worker is terminated instead; bootStallMs: a boot
+   * that shows no progress for this long has failed (config.js).
+   */
+  constructor({ workerUrl, baseUrl, interruptGraceMs, bootStallMs }) {
     super();
     this.workerUrl = workerUrl;
     this.baseUrl = baseUrl;
+    this.interruptGraceMs = interruptGraceMs;
+    this.bootStallMs = bootStallMs;
     this.worker = null;
-    this.state = "off"; // off | loading | ready | error
+    this.state = PYTHON_STATE.OFF;
     this.progress = { loaded: 0, total: 0, step: "" };
     this.failure = null;
     this.nextId = 1;
@@ -42,7 +55,7 @@ export class PythonRuntime extends EventTarget {
     this.interruptBuffer = null;
     this.timings = null;
     this.generation = 0;
-    // Counters a person (or a test) can read from the console: window.dpdeck.runtime.stats.
+    // Counters a person (or a test) can read: Reveal.getPlugin("dpdeck").python.stats.
     this.stats = { boots: 0, streamMessages: 0, restarts: 0, interruptFallbacks: 0 };
   }
 
@@ -55,12 +68,13 @@ export class PythonRuntime extends EventTarget {
     this.stats.boots += 1;
     this.failure = null;
     this.progress = { loaded: 0, total: 0, step: "" };
-    this.setState("loading");
+    this.setState(PYTHON_STATE.LOADING);
     let worker;
     try {
+      // The first boot takes the worker the page's first script started (already booting).
       worker = takeEarlyWorker() || new Worker(this.workerUrl);
     } catch (error) {
-      this.fail({ step: "worker", message: error.message || String(error) });
+      this.fail({ step: WORKER_STEP, message: error.message || String(error) });
       return;
     }
     this.worker = worker;
@@ -69,23 +83,23 @@ export class PythonRuntime extends EventTarget {
       event.preventDefault?.();
       if (generation !== this.generation) return;
       // While booting this is a failed boot; once ready, Python crashed: start again.
-      if (this.state === "ready") this.restart(CRASH_MESSAGE);
-      else this.fail({ step: this.progress.step || "worker", message: event.message || "el worker falló" });
+      if (this.state === PYTHON_STATE.READY) this.restart(CRASH_MESSAGE);
+      else this.fail({ step: this.progress.step || WORKER_STEP, message: event.message || "el worker falló" });
     };
     this.interruptBuffer = this.canInterrupt ? new Int32Array(new SharedArrayBuffer(4)) : null;
     const started = performance.now();
     this.lastActivityAt = started;
     clearInterval(this.stallTimer);
     this.stallTimer = setInterval(() => {
-      if (generation !== this.generation || this.state !== "loading") {
+      if (generation !== this.generation || this.state !== PYTHON_STATE.LOADING) {
         clearInterval(this.stallTimer);
         return;
       }
-      if (performance.now() - this.lastActivityAt > STALL_MS) {
-        this.fail({ step: this.progress.step, message: `sin avances en ${STALL_MS / 1000} s.` });
+      if (performance.now() - this.lastActivityAt > this.bootStallMs) {
+        this.fail({ step: this.progress.step, message: `sin avances en ${this.bootStallMs / 1000} s.` });
       }
     }, 1000);
-    this.request("boot", { base: this.baseUrl, interruptBuffer: this.interruptBuffer }).then(
+    this.request(REQUEST.BOOT, { base: this.baseUrl, interruptBuffer: this.interruptBuffer }).then(
       (result) => {
         if (generation !== this.generation) return;
         // pageMs: boot as the page saw it; readyAtMs: since the page started loading.
@@ -94,7 +108,7 @@ export class PythonRuntime extends EventTarget {
           pageMs: Math.round(performance.now() - started),
           readyAtMs: Math.round(performance.now()),
         };
-        this.setState("ready");
+        this.setState(PYTHON_STATE.READY);
         this.pump();
       },
       (error) => {
@@ -121,9 +135,9 @@ export class PythonRuntime extends EventTarget {
     if (this.current) {
       const run = this.current;
       this.current = null;
-      run.finish({ status: "stopped", outputs: [], notice: reason, restarted: true });
+      run.finish({ status: RUN_STATUS.STOPPED, outputs: [], notice: reason, restarted: true });
     }
-    this.setState("off");
+    this.setState(PYTHON_STATE.OFF);
   }
 
   fail(error) {
@@ -140,8 +154,8 @@ export class PythonRuntime extends EventTarget {
     const waiting = [this.current, ...this.queue].filter(Boolean);
     this.current = null;
     this.queue = [];
-    for (const run of waiting) run.finish({ status: "error", outputs: [], notice });
-    this.setState("error");
+    for (const run of waiting) run.finish({ status: RUN_STATUS.ERROR, outputs: [], notice });
+    this.setState(PYTHON_STATE.ERROR);
   }
 
   rejectPending() {
@@ -151,8 +165,7 @@ export class PythonRuntime extends EventTarget {
 
   setState(state) {
     this.state = state;
-    document.documentElement.dataset.python = state;
-    this.dispatchEvent(new CustomEvent("state", { detail: { state, failure: this.failure } }));
+    this.dispatchEvent(new CustomEvent(RUNTIME_EVENT.STATE, { detail: { state, failure: this.failure } }));
   }
 
   // ------------------------------------------------------------ messaging
@@ -175,11 +188,11 @@ export class PythonRuntime extends EventTarget {
       else waiter.reject(message.error);
       return;
     }
-    if (message.type === "progress") {
+    if (message.type === EVENT.PROGRESS) {
       this.progress = message.payload;
       this.lastActivityAt = performance.now();
-      this.dispatchEvent(new CustomEvent("progress", { detail: message.payload }));
-    } else if (message.type === "stream") {
+      this.dispatchEvent(new CustomEvent(RUNTIME_EVENT.PROGRESS, { detail: message.payload }));
+    } else if (message.type === EVENT.STREAM) {
       this.stats.streamMessages += 1;
       const run = this.current;
       if (run && run.runId === message.payload.runId) run.onStream(message.payload.chunks);
@@ -190,17 +203,15 @@ export class PythonRuntime extends EventTarget {
 
   /**
    * Queues a cell run. Resolves with the run's result
-   * ({status, outputs, elapsedMs, notice?}); never rejects.
+   * ({status, outputs, elapsedMs?, notice?, restarted?}); never rejects.
    */
-  run(cellId, source, { onStart = () => {}, onStream = () => {}, maxOutputChars, maxFigures } = {}) {
+  run(cellId, source, { onStart = () => {}, onStream = () => {} } = {}) {
     this.cancel(cellId); // one pending run per cell: the newest code wins
     return new Promise((resolve) => {
       const run = {
         runId: `${cellId}:${this.nextId++}`,
         cellId,
         source,
-        maxOutputChars,
-        maxFigures,
         onStart,
         onStream,
         finish: (result) => {
@@ -228,7 +239,7 @@ export class PythonRuntime extends EventTarget {
   cancel(cellId) {
     const kept = [];
     for (const run of this.queue) {
-      if (run.cellId === cellId) run.finish({ status: "cancelled", outputs: [] });
+      if (run.cellId === cellId) run.finish({ status: RUN_CANCELLED, outputs: [] });
       else kept.push(run);
     }
     this.queue = kept;
@@ -252,14 +263,14 @@ export class PythonRuntime extends EventTarget {
         this.stats.interruptFallbacks += 1;
         console.warn(`dpdeck: la celda ${run.cellId} no atendió la interrupción; se reinicia Python`);
         this.restart(STOP_STUCK_MESSAGE);
-      }, INTERRUPT_GRACE_MS);
+      }, this.interruptGraceMs);
     } else {
       this.restart(STOP_BY_RESTART_MESSAGE);
     }
   }
 
   pump() {
-    if (this.state !== "ready" || this.current || !this.queue.length) return;
+    if (this.state !== PYTHON_STATE.READY || this.current || !this.queue.length) return;
     const run = this.queue.shift();
     this.current = run;
     // No Python runs between two cells, so this is the moment to forget a Stop
@@ -268,13 +279,7 @@ export class PythonRuntime extends EventTarget {
     if (this.interruptBuffer) Atomics.store(this.interruptBuffer, 0, 0);
     run.onStart();
     const generation = this.generation;
-    this.request("run", {
-      runId: run.runId,
-      cellId: run.cellId,
-      source: run.source,
-      maxOutputChars: run.maxOutputChars,
-      maxFigures: run.maxFigures,
-    }).then(
+    this.request(REQUEST.RUN, { runId: run.runId, cellId: run.cellId, source: run.source }).then(
       (result) => {
         if (generation !== this.generation || this.current !== run) return;
         this.current = null;
@@ -285,12 +290,12 @@ export class PythonRuntime extends EventTarget {
         if (generation !== this.generation || this.current !== run) return;
         this.current = null;
         if (error && error.fatal) {
-          run.finish({ status: "error", outputs: [], notice: CRASH_MESSAGE });
+          run.finish({ status: RUN_STATUS.ERROR, outputs: [], notice: CRASH_MESSAGE });
           this.restart(CRASH_MESSAGE);
           return;
         }
         run.finish({
-          status: "error",
+          status: RUN_STATUS.ERROR,
           outputs: [],
           notice: `Error interno al ejecutar la celda: ${(error && error.message) || error}`,
         });

@@ -1,5 +1,6 @@
 // reveal.js's own screens in Spanish: the keyboard help (?), the pause screen
 // (B), the jump-to-slide box (G) and the arrows' names for screen readers.
+// A reveal.js plugin.
 //
 // reveal builds its help overlay from English descriptions each time it opens
 // (and resets them whenever its configuration changes), so the overlay is
@@ -49,10 +50,20 @@ const ARROW_LABELS = {
   "navigate-down": "Diapositiva de abajo",
 };
 
-/** Spanish for reveal's help overlay, pause button, jump box and arrows. */
-export function translateRevealScreens(Reveal) {
-  const root = Reveal.getRevealElement();
-  Reveal.on("showhelp", () => translateHelp(root.querySelector(".r-overlay-help")));
+/** The plugin: Spanish for reveal's help overlay, pause button, jump box and arrows. */
+export function SpanishScreens() {
+  return {
+    id: "dpdeck-screens",
+    init(reveal) {
+      // The arrows and the pause screen exist once reveal has built its page.
+      reveal.on("ready", () => translateScreens(reveal));
+    },
+  };
+}
+
+function translateScreens(reveal) {
+  const root = reveal.getRevealElement();
+  reveal.on("showhelp", () => translateHelp(root.querySelector(".r-overlay-help")));
   const resume = root.querySelector(".pause-overlay .resume-button");
   if (resume) resume.textContent = RESUME;
   for (const [name, label] of Object.entries(ARROW_LABELS)) {

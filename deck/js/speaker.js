@@ -1,15 +1,19 @@
-// The speaker view (S) in the deck's own terms: KaTeX-styled notes and Spanish labels.
+// The speaker view (S) in the deck's own terms: KaTeX-styled notes and Spanish
+// labels. A reveal.js plugin, listed before reveal's notes plugin.
 //
 // reveal's notes plugin opens the speaker view with
 // window.open("about:blank", "reveal.js - Notes") and fills it with
 // document.write: a page of the deck's origin that loads none of the deck's
 // stylesheets. Without KaTeX's stylesheet every formula in the notes shows
 // twice (its MathML copy for screen readers, then the unstyled HTML), and the
-// plugin's labels are in English. The page wraps window.open before the plugin
-// uses it; when the speaker window's document has been written (the plugin's
-// own script and handshake untouched), it gets the stylesheet and its visible
-// labels are translated, now and whenever the plugin rewrites them (the
-// layout menu, the clock every second).
+// plugin's labels are in English. This plugin wraps window.open before the
+// notes plugin starts (reveal starts plugins in the order they are listed, and
+// ?notes opens the view at once); when the speaker window's document has been
+// written (the notes plugin's own script and handshake untouched), it gets the
+// stylesheet and its visible labels are translated, now and whenever the notes
+// plugin rewrites them (the layout menu, the clock every second).
+
+import { deckBaseUrl, isPrintPdf, isReceiver } from "./page.js";
 
 const SPEAKER_WINDOW_NAME = "reveal.js - Notes";
 const KATEX_STYLESHEET = "vendor/katex/katex.min.css";
@@ -36,8 +40,17 @@ const LAYOUT_LABEL = /^Layout(?:: (.*))?$/;
 // The plugin's clock: en-US, 12 hours ("02:05 PM").
 const CLOCK = /^(\d{1,2}):(\d{2})\s*([AP]M)$/;
 
-/** Wraps window.open so the speaker window, once written, is dressed for the deck. */
-export function prepareSpeakerView(baseUrl) {
+/** The plugin: in the deck's own window, the speaker window is dressed for the deck once written. */
+export function SpeakerView() {
+  return {
+    id: "dpdeck-speaker",
+    init() {
+      if (!isReceiver && !isPrintPdf) wrapWindowOpen(deckBaseUrl);
+    },
+  };
+}
+
+function wrapWindowOpen(baseUrl) {
   const nativeOpen = window.open;
   window.open = function openWindow(...args) {
     const opened = nativeOpen.apply(this, args);

@@ -5,36 +5,43 @@
 // buttons and any details. A failed boot needs attention: the chip then opens
 // by itself with what failed and a retry button.
 
+import { BOOT_STAGE } from "./protocol.js";
+import { PYTHON_STATE, WORKER_STEP } from "./python.js";
+
 const MB = 1e6;
-// What each boot step of the worker loads, to say what failed.
+// What each boot stage of the worker loads, to say what failed.
 const STEP_LABELS = {
-  worker: "el worker de Python (js/worker.js)",
-  runtime: "la lista de archivos (runtime.json)",
-  core: "el intérprete de Python (pyodide/)",
-  packages: "los paquetes numpy y matplotlib",
-  wheel: "el paquete dpdeck (wheels/)",
-  warmup: "la preparación de Python",
+  [WORKER_STEP]: "el worker de Python (js/worker.js)",
+  [BOOT_STAGE.RUNTIME]: "la lista de archivos (runtime.json)",
+  [BOOT_STAGE.CORE]: "el intérprete de Python (pyodide/)",
+  [BOOT_STAGE.PACKAGES]: "los paquetes numpy y matplotlib",
+  [BOOT_STAGE.WHEEL]: "el paquete dpdeck (wheels/)",
+  [BOOT_STAGE.WARMUP]: "la preparación de Python",
 };
 
-// What the chip says during each boot step (worker.js), so it never sits on a
+// The core stage once its downloads are in: Pyodide compiles and starts the
+// interpreter. Only the chip tells it apart (data-stage="compile").
+const COMPILE_STAGE = "compile";
+
+// What the chip says during each boot stage (worker.js), so it never sits on a
 // frozen byte count while Python compiles or imports.
 const STAGE_TEXT = {
-  runtime: "Cargando Python…",
-  core: "Cargando Python…",
-  compile: "Preparando el intérprete…",
-  packages: "Cargando numpy y matplotlib…",
-  wheel: "Instalando dpdeck…",
-  warmup: "Importando numpy, matplotlib y dpdeck…",
-  ready: "Python listo",
+  [BOOT_STAGE.RUNTIME]: "Cargando Python…",
+  [BOOT_STAGE.CORE]: "Cargando Python…",
+  [COMPILE_STAGE]: "Preparando el intérprete…",
+  [BOOT_STAGE.PACKAGES]: "Cargando numpy y matplotlib…",
+  [BOOT_STAGE.WHEEL]: "Instalando dpdeck…",
+  [BOOT_STAGE.WARMUP]: "Importando numpy, matplotlib y dpdeck…",
+  [BOOT_STAGE.READY]: "Python listo",
 };
-// Steps that are mostly downloads: their text carries the byte count.
-const COUNTED_STAGES = new Set(["runtime", "core", "packages"]);
+// Stages that are mostly downloads: their text carries the byte count.
+const COUNTED_STAGES = new Set([BOOT_STAGE.RUNTIME, BOOT_STAGE.CORE, BOOT_STAGE.PACKAGES]);
 
 /** The boot stage a progress event describes (core without downloads: compiling). */
-export function bootStage(progress) {
-  if (!progress || !progress.step) return "runtime";
-  if (progress.step === "core" && progress.downloading === false && progress.loaded > 0) return "compile";
-  return STAGE_TEXT[progress.step] ? progress.step : "runtime";
+function bootStage(progress) {
+  if (!progress || !progress.step) return BOOT_STAGE.RUNTIME;
+  if (progress.step === BOOT_STAGE.CORE && progress.downloading === false && progress.loaded > 0) return COMPILE_STAGE;
+  return STAGE_TEXT[progress.step] ? progress.step : BOOT_STAGE.RUNTIME;
 }
 
 function formatMegabytes(bytes) {
@@ -97,20 +104,21 @@ export class StatusPanel {
   }
 
   /**
-   * state: off | loading | ready | error. For "off", `summary` (one short line)
-   * and `detail` (shown when the chip opens) say why Python is not there.
+   * state: a PYTHON_STATE (off | loading | ready | error). For "off", `summary`
+   * (one short line) and `detail` (shown when the chip opens) say why Python
+   * is not there.
    */
   show(state, { progress, failure, summary = "", detail: extra = "" } = {}) {
     const panel = this.panel;
     panel.dataset.state = state;
     delete panel.dataset.stage;
-    panel.toggleAttribute("data-attention", state === "error");
-    this.retryButton.hidden = state !== "error";
-    this.restartButton.hidden = state !== "ready";
-    this.bar.hidden = state !== "loading";
+    panel.toggleAttribute("data-attention", state === PYTHON_STATE.ERROR);
+    this.retryButton.hidden = state !== PYTHON_STATE.ERROR;
+    this.restartButton.hidden = state !== PYTHON_STATE.READY;
+    this.bar.hidden = state !== PYTHON_STATE.LOADING;
     let text = "";
     let detail = "";
-    if (state === "loading") {
+    if (state === PYTHON_STATE.LOADING) {
       const loaded = progress ? progress.loaded : 0;
       // Until runtime.json has said how much there is, no count is shown.
       const total = progress && progress.total ? Math.max(progress.total, loaded) : 0;
@@ -119,9 +127,9 @@ export class StatusPanel {
       text = STAGE_TEXT[stage];
       if (total && COUNTED_STAGES.has(stage)) text += ` ${formatMegabytes(loaded)}/${formatMegabytes(total)} MB`;
       panel.dataset.stage = stage;
-    } else if (state === "ready") {
-      text = "Python listo";
-    } else if (state === "error") {
+    } else if (state === PYTHON_STATE.READY) {
+      text = STAGE_TEXT[BOOT_STAGE.READY];
+    } else if (state === PYTHON_STATE.ERROR) {
       const what = failure && STEP_LABELS[failure.step] ? `: falló ${STEP_LABELS[failure.step]}` : "";
       text = `No se pudo cargar Python${what}.`;
       detail = failure ? failure.message : "";
@@ -132,8 +140,8 @@ export class StatusPanel {
     this.text.textContent = text;
     this.detail.textContent = detail;
     this.detail.hidden = !detail;
-    panel.title = detail && state !== "error" ? detail : "";
-    panel.hidden = state === "off" && !summary;
+    panel.title = detail && state !== PYTHON_STATE.ERROR ? detail : "";
+    panel.hidden = state === PYTHON_STATE.OFF && !summary;
   }
 
   setRestoreEnabled(enabled) {
@@ -171,7 +179,7 @@ export class Toast {
     document.body.appendChild(element);
   }
 
-  show(text, { actionText, action, actionName = "", durationMs = 10_000 }) {
+  show(text, { actionText, action, actionName = "", durationMs }) {
     clearTimeout(this.timer);
     this.text.textContent = text;
     this.button.textContent = actionText;

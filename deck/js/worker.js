@@ -1,22 +1,30 @@
 // Python for the deck: Pyodide inside a dedicated Web Worker, so slides and
 // editors stay responsive while Python boots or runs a cell.
 //
-// Protocol (plain data only):
-//   request  {id, type, payload}        page → worker
-//   reply    {id, ok, result | error}   worker → page, one per request
-//   event    {type, payload}            worker → page, no id
-// Requests: "boot" {base, interruptBuffer?}, "run" {runId, cellId, source, ...}.
-// The boot itself starts when the worker starts; "boot" waits for it.
-// Events:   "progress" {loaded, total, step, downloading}, "stream" {runId, chunks: [{name, text}]}.
-// Boot steps: runtime (runtime.json), core (Pyodide: download, then compile
-// and start the interpreter, `downloading` false), packages (numpy,
-// matplotlib…), wheel (dpdeck), warmup (first imports), ready.
+// It speaks the live cells' contract (protocol.js; every message is described
+// in deck/README.md): requests {id, type, payload} from the page, one reply
+// {id, ok, result | error} to each, and events {type, payload} without id;
+// plain data only. Boot stages: runtime (runtime.json), core (Pyodide:
+// download, then compile and start the interpreter, `downloading` false),
+// packages (numpy, matplotlib…), wheel (dpdeck), warmup (first imports and
+// a throwaway figure), ready. The boot starts when the worker does (the
+// page's first script creates it); the page's "boot" request waits for it.
 //
 // Every file is fetched from the deck's own server: a request to any other
 // origin is refused before it leaves the browser.
 
-const STREAMS_PER_SECOND = 20;
-const STREAM_BURST = 20;
+import {
+  BOOT_STAGE,
+  EVENT,
+  MAX_FIGURES,
+  MAX_OUTPUT_CHARS,
+  OUTPUT,
+  REQUEST,
+  RUN_STATUS,
+  STREAM_EVENT_BURST,
+  STREAM_EVENTS_PER_SECOND,
+} from "./protocol.js";
+
 const PROGRESS_INTERVAL_MS = 100;
 const WARM_IMPORTS = ["numpy", "matplotlib", "matplotlib.pyplot", "dpdeck", "dpdeck.cellrun", "dpdeck.figures"];
 
@@ -91,9 +99,9 @@ function startDownload() {
   };
 }
 
-// The bytes are counted on a clone, and Pyodide gets the response the network
-// gave: a synthesized Response is never code-cached, so wrapping
-// pyodide.asm.wasm made Chromium compile it again on every visit.
+// The bytes are counted on a clone and Pyodide gets the response the network
+// gave: a Response rebuilt in JS is never code-cached, so wrapping
+// pyodide.asm.wasm made Chromium compile the interpreter again on every visit.
 function countResponse(response, ended) {
   if (!response.body) {
     ended();
@@ -116,14 +124,32 @@ function countResponse(response, ended) {
   return response;
 }
 
+// The wheels the boot loads are requested as soon as runtime.json names them,
+// while the interpreter starts; Pyodide's own request for each (same file,
+// same integrity) is then answered with that response, and only then counted:
+// until the packages stage, the interpreter's own files are what the boot waits for.
+const preloaded = new Map(); // URL → Promise<Response>
+
+function preload(files, baseUrl) {
+  for (const { file, integrity } of files) {
+    const url = new URL(file, baseUrl);
+    if (url.origin !== self.location.origin) throw new TypeError(blockedMessage(url));
+    const response = nativeFetch(url.href, { integrity });
+    response.catch(() => {});
+    preloaded.set(url.href, response);
+  }
+}
+
 self.fetch = async function guardedFetch(input, init) {
   const url = resolveUrl(input);
   if (url.origin !== self.location.origin) throw new TypeError(blockedMessage(url));
+  const early = preloaded.get(url.href);
+  preloaded.delete(url.href);
   // Counted from the request on: a response that has not started is still a download.
   const ended = startDownload();
   let response;
   try {
-    response = await nativeFetch(input, init);
+    response = await (early || nativeFetch(input, init));
   } catch (error) {
     ended();
     failBoot(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
@@ -135,7 +161,7 @@ self.fetch = async function guardedFetch(input, init) {
 
 // Pyodide does not always give up when one of its files fails to download (a
 // missing .wasm leaves loadPyodide pending forever), so a failed download
-// during boot ends the boot at once, naming the file.
+// during boot ends the boot at once, naming the file (after it, nothing).
 function failBoot(message) {
   if (bootRun) bootRun.fail(new Error(message));
 }
@@ -174,7 +200,7 @@ function emitProgress() {
   clearTimeout(state.progressTimer);
   state.progressTimer = null;
   state.lastProgressAt = performance.now();
-  emit("progress", {
+  emit(EVENT.PROGRESS, {
     loaded: state.loadedBytes,
     total: state.totalBytes ? Math.max(state.totalBytes, state.loadedBytes) : 0,
     step: state.step,
@@ -236,10 +262,10 @@ async function step(name, action) {
   return Math.round(performance.now() - started);
 }
 
-// Pure-Python packages that are shipped but not loaded at boot (fontTools for
-// PDF/PS output, pytz, matplotlib's browser backend, micropip): the first
-// import of one of them fetches its wheel synchronously (allowed in a worker),
-// checks its SHA-256 against runtime.json and unpacks it into site-packages.
+// Pure-Python packages that are shipped but not loaded at boot (runtime.json's
+// lazyPackages): the first import of one of them fetches its wheel
+// synchronously (a worker may), checks its SHA-256 and unpacks it into
+// site-packages. Run once, in a namespace of its own.
 const LAZY_PACKAGES_PY = `
 import hashlib
 import importlib
@@ -278,7 +304,7 @@ class LazyPackages:
             raise ImportError(f"no se pudo descargar {package['url']} (HTTP {request.status})")
         data = request.response.to_bytes()
         if hashlib.sha256(data).hexdigest() != package["sha256"]:
-            raise ImportError(f"{package['url']}: el SHA-256 no coincide con runtime.json")
+            raise ImportError(f"{package['url']} no es el archivo que espera runtime.json (SHA-256)")
         with zipfile.ZipFile(io.BytesIO(data)) as wheel:
             wheel.extractall(self.site_packages)
         importlib.invalidate_caches()
@@ -289,8 +315,8 @@ def install_lazy_packages(packages, site_packages):
 `;
 
 // Run once before "ready": the first figure a lecturer asks for then costs no
-// more than any other (Agg, FreeType, mathtext's parser and the PNG writer are
-// all set up by it).
+// more than the next ones (matplotlib's drawing, FreeType, mathtext's parser
+// and the PNG writer all do their one-time work here).
 const WARMUP_CELL = `
 import matplotlib.pyplot as plt
 
@@ -303,13 +329,118 @@ axes.legend()
 
 async function fetchBytes(url, integrity) {
   const response = await self.fetch(url, integrity ? { integrity } : {});
-  if (!response.ok) throw new Error(`No se pudo descargar ${url}: HTTP ${response.status}`);
+  if (!response.ok) throw new Error(`No se pudo descargar ${displayPath(new URL(url))}: HTTP ${response.status}`);
   return new Uint8Array(await response.arrayBuffer());
 }
 
-// The boot starts as soon as the worker does (the page creates it before its
-// own scripts have run); the page's "boot" request waits for it. A failed
-// download ends it at once (failBoot).
+// The page's SharedArrayBuffer for Stop comes with its "boot" request, before
+// or after the interpreter is up.
+function applyInterruptBuffer() {
+  if (state.pyodide && state.interruptBuffer && !state.interruptSet) {
+    state.pyodide.setInterruptBuffer(takeOnRead(state.interruptBuffer));
+    state.interruptSet = true;
+  }
+}
+
+function installLazyPackages(pyodide, runtime, baseUrl, sitePackages) {
+  const namespace = pyodide.toPy({});
+  pyodide.runPython(LAZY_PACKAGES_PY, { globals: namespace });
+  const install = namespace.get("install_lazy_packages");
+  const packages = pyodide.toPy(
+    (runtime.lazyPackages || []).map((entry) => ({ ...entry, url: new URL(entry.file, baseUrl).href })),
+  );
+  try {
+    install(packages, sitePackages);
+  } finally {
+    packages.destroy();
+    install.destroy();
+    namespace.destroy();
+  }
+}
+
+async function boot(base) {
+  const baseUrl = new URL(base, self.location.href);
+  const timings = {};
+  const bootStarted = performance.now();
+  let runtime;
+  timings.runtime = await step(BOOT_STAGE.RUNTIME, async () => {
+    runtime = await fetchJson(new URL("runtime.json", baseUrl), "runtime.json");
+  });
+  state.totalBytes = runtime.bytes || 0;
+  const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
+  // The wheels download while the interpreter starts.
+  preload(runtime.preload || [], baseUrl);
+  const wheel = fetchBytes(new URL(runtime.wheel, baseUrl).href, runtime.wheelIntegrity);
+  wheel.catch(() => {});
+
+  timings.core = await step(BOOT_STAGE.CORE, async () => {
+    try {
+      self.importScripts(new URL("pyodide.js", pyodideUrl).href);
+    } catch (error) {
+      throw new Error(`No se pudo cargar pyodide/pyodide.js: ${error.message}`);
+    }
+    try {
+      state.pyodide = await self.loadPyodide({
+        indexURL: pyodideUrl,
+        env: { MPLBACKEND: "Agg" },
+        stdout: () => {},
+        stderr: () => {},
+      });
+    } catch (error) {
+      throw new Error(`Pyodide no pudo arrancar: ${error.message || error}`);
+    }
+    countImportedScripts();
+  });
+  const pyodide = state.pyodide;
+  applyInterruptBuffer();
+
+  timings.packages = await step(BOOT_STAGE.PACKAGES, async () => {
+    const failures = [];
+    await pyodide.loadPackage(runtime.packages, {
+      messageCallback: () => {},
+      errorCallback: (message) => failures.push(message),
+    });
+    if (failures.length) throw new Error(`No se pudieron cargar los paquetes: ${failures.join("; ")}`);
+  });
+
+  // The dpdeck wheel is unpacked as it is (no installer needed: it has no dependencies to resolve).
+  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
+  timings.wheel = await step(BOOT_STAGE.WHEEL, async () => {
+    pyodide.unpackArchive(await wheel, "wheel", { extractDir: sitePackages });
+    installLazyPackages(pyodide, runtime, baseUrl, sitePackages);
+    pyodide.pyimport("importlib").invalidate_caches();
+  });
+
+  // Importing here, before "ready", makes the first run as fast as the next ones.
+  // The collector waits until the imports are done, then leaves what they made
+  // out of its later passes (a full pass over matplotlib's objects otherwise
+  // stalls a cell now and then).
+  timings.imports = {};
+  const gc = pyodide.pyimport("gc");
+  gc.disable();
+  timings.warmup = await step(BOOT_STAGE.WARMUP, async () => {
+    for (const name of WARM_IMPORTS) {
+      const started = performance.now();
+      pyodide.pyimport(name).destroy();
+      timings.imports[name] = Math.round(performance.now() - started);
+    }
+    const runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
+    const started = performance.now();
+    runCell.callKwargs(WARMUP_CELL, { cell_id: "arranque" }).destroy();
+    timings.imports.firstFigure = Math.round(performance.now() - started);
+    state.runCell = runCell;
+  });
+  gc.freeze();
+  gc.enable();
+  gc.destroy();
+  state.step = BOOT_STAGE.READY;
+  state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);
+  emitProgress();
+  timings.total = Math.round(performance.now() - bootStarted);
+  return { result: { timings } };
+}
+
+// One boot per worker, started when the worker starts; a failed download ends it (failBoot).
 let bootRun = null;
 
 function startBoot(base) {
@@ -325,106 +456,10 @@ function startBoot(base) {
   return bootRun.promise;
 }
 
-// The page's SharedArrayBuffer for Stop arrives with its "boot" request, which
-// may come before or after the interpreter is up.
-function applyInterruptBuffer() {
-  if (state.pyodide && state.interruptBuffer && !state.interruptSet) {
-    state.pyodide.setInterruptBuffer(takeOnRead(state.interruptBuffer));
-    state.interruptSet = true;
-  }
-}
-
-async function boot(base) {
-  const baseUrl = new URL(base, self.location.href);
-  const timings = {};
-  const bootStarted = performance.now();
-  let runtime;
-  timings.runtime = await step("runtime", async () => {
-    runtime = await fetchJson(new URL("runtime.json", baseUrl), "runtime.json");
-  });
-  state.totalBytes = runtime.bytes || 0;
-  const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
-  // The dpdeck wheel downloads while the interpreter starts.
-  const wheel = fetchBytes(new URL(runtime.wheel, baseUrl).href, runtime.wheelIntegrity);
-  wheel.catch(() => {});
-
-  // The packages download while the interpreter starts, and install as soon as it has.
-  timings.core = await step("core", async () => {
-    try {
-      self.importScripts(new URL("pyodide.js", pyodideUrl).href);
-    } catch (error) {
-      throw new Error(`No se pudo cargar pyodide/pyodide.js: ${error.message}`);
-    }
-    try {
-      state.pyodide = await self.loadPyodide({
-        indexURL: pyodideUrl,
-        packages: runtime.packages,
-        env: { MPLBACKEND: "Agg" },
-        stdout: () => {},
-        stderr: () => {},
-      });
-    } catch (error) {
-      throw new Error(`Pyodide no pudo arrancar: ${error.message || error}`);
-    }
-    const missing = runtime.packages.filter((name) => !(name in state.pyodide.loadedPackages));
-    if (missing.length) throw new Error(`No se pudieron cargar los paquetes: ${missing.join(", ")}`);
-    countImportedScripts();
-  });
-  const pyodide = state.pyodide;
-  applyInterruptBuffer();
-  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
-
-  timings.wheel = await step("wheel", async () => {
-    pyodide.unpackArchive(await wheel, "wheel", { extractDir: sitePackages });
-    const namespace = pyodide.toPy({});
-    pyodide.runPython(LAZY_PACKAGES_PY, { globals: namespace });
-    const lazy = (runtime.lazyPackages || []).map((entry) => ({
-      ...entry,
-      url: new URL(entry.file, baseUrl).href,
-    }));
-    const install = namespace.get("install_lazy_packages");
-    const packages = pyodide.toPy(lazy);
-    install(packages, sitePackages);
-    packages.destroy();
-    install.destroy();
-    namespace.destroy();
-    pyodide.pyimport("importlib").invalidate_caches();
-  });
-
-  // Importing here, before "ready", makes the first run as fast as the next ones.
-  // The collector waits until the imports are done, then leaves everything
-  // they created out of its later passes (a full pass over matplotlib's
-  // objects otherwise stalls a cell now and then).
-  timings.imports = {};
-  const gc = pyodide.pyimport("gc");
-  gc.disable();
-  timings.warmup = await step("warmup", async () => {
-    for (const name of WARM_IMPORTS) {
-      const started = performance.now();
-      pyodide.pyimport(name).destroy();
-      timings.imports[name] = Math.round(performance.now() - started);
-    }
-    const runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
-    // A throwaway figure: run_cell and matplotlib's drawing do their one-time setup now.
-    const started = performance.now();
-    runCell.callKwargs(WARMUP_CELL, { cell_id: "arranque" }).destroy();
-    timings.imports.firstFigure = Math.round(performance.now() - started);
-    state.runCell = runCell;
-  });
-  gc.freeze();
-  gc.enable();
-  gc.destroy();
-  state.step = "ready";
-  state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);
-  emitProgress();
-  timings.total = Math.round(performance.now() - bootStarted);
-  return { result: { timings, bytes: state.loadedBytes, version: runtime.version || "" } };
-}
-
 // ---------------------------------------------------------------- run
 
 // Collects stdout/stderr chunks and posts them as they come, but at most
-// STREAMS_PER_SECOND messages a second on average (a token bucket allowing a
+// STREAM_EVENTS_PER_SECOND messages a second on average (a token bucket allowing a
 // short burst): a cell printing in a tight loop cannot flood the page, and a
 // few prints followed by a long computation still show at once. The worker
 // cannot use timers while Python runs, so pending text goes out with the next
@@ -434,7 +469,7 @@ class StreamBatcher {
     this.runId = runId;
     this.maxChars = maxChars;
     this.pending = [];
-    this.tokens = STREAM_BURST;
+    this.tokens = STREAM_EVENT_BURST;
     this.refilledAt = performance.now();
     this.totalChars = 0;
   }
@@ -445,7 +480,10 @@ class StreamBatcher {
     else this.pending.push({ name, text });
     this.totalChars += text.length;
     const now = performance.now();
-    this.tokens = Math.min(STREAM_BURST, this.tokens + ((now - this.refilledAt) / 1000) * STREAMS_PER_SECOND);
+    this.tokens = Math.min(
+      STREAM_EVENT_BURST,
+      this.tokens + ((now - this.refilledAt) / 1000) * STREAM_EVENTS_PER_SECOND,
+    );
     this.refilledAt = now;
     // Past the cap Python sends nothing more: send the rest (and its notice) now.
     if (this.tokens >= 1 || this.totalChars > this.maxChars) {
@@ -456,7 +494,7 @@ class StreamBatcher {
 
   flush() {
     if (!this.pending.length) return;
-    emit("stream", { runId: this.runId, chunks: this.pending });
+    emit(EVENT.STREAM, { runId: this.runId, chunks: this.pending });
     this.pending = [];
   }
 }
@@ -465,15 +503,14 @@ class StreamBatcher {
 function figureBuffers(outputs) {
   const buffers = new Set();
   for (const output of outputs) {
-    if (output.type === "figure" && output.data instanceof Uint8Array) buffers.add(output.data.buffer);
+    if (output.type === OUTPUT.FIGURE && output.data instanceof Uint8Array) buffers.add(output.data.buffer);
   }
   return [...buffers];
 }
 
-async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
+async function run({ runId, cellId, source }) {
   if (!state.runCell) throw new Error("Python todavía no está listo.");
-  const maxChars = maxOutputChars || 20000;
-  const batcher = new StreamBatcher(runId, maxChars);
+  const batcher = new StreamBatcher(runId, MAX_OUTPUT_CHARS);
   const onOutput = (output) => {
     batcher.add(output.get("name"), output.get("text"));
   };
@@ -483,13 +520,13 @@ async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
     proxy = state.runCell.callKwargs(source, {
       cell_id: cellId || "celda",
       on_output: onOutput,
-      max_output_chars: maxChars,
-      max_figures: maxFigures || 20,
+      max_output_chars: MAX_OUTPUT_CHARS,
+      max_figures: MAX_FIGURES,
     });
   } catch (error) {
     // A Stop that lands before run_cell has started the cell's own code.
     if (/KeyboardInterrupt/.test(String(error && error.message))) {
-      return { result: { status: "stopped", outputs: [], notice: "Ejecución detenida." } };
+      return { result: { status: RUN_STATUS.STOPPED, outputs: [], notice: "Ejecución detenida." } };
     }
     throw error;
   } finally {
@@ -502,14 +539,13 @@ async function run({ runId, cellId, source, maxOutputChars, maxFigures }) {
 }
 
 const HANDLERS = {
-  boot: ({ base, interruptBuffer }) => {
+  [REQUEST.BOOT]: ({ base, interruptBuffer }) => {
     state.interruptBuffer = interruptBuffer || null;
     applyInterruptBuffer();
     return startBoot(base || "../");
   },
-  run: async (payload) => run(payload),
-  ping: async () => ({ result: { ready: Boolean(state.runCell) } }),
+  [REQUEST.RUN]: async (payload) => run(payload),
 };
 
-// Python starts loading now, not when the page gets round to asking.
+// Python starts loading now, not when the page gets round to asking ("../": the deck's folder).
 startBoot("../");

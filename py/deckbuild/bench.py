@@ -3,7 +3,8 @@
     python3 build.py bench [--rounds N] [--compare DIR ...] [--no-cells]
 
 `python3 build.py bench` builds dist/ as usual, then builds next to it (`dist.plain/`) a
-plain page from the same verified Pyodide files: a worker that runs `loadPyodide`,
+plain page from the same verified Pyodide files, as Pyodide publishes them (no
+bytecode, the official lock): a worker that runs `loadPyodide`,
 `loadPackage(['numpy', 'matplotlib'])` and imports `matplotlib.pyplot`, and a ▶ that
 draws one histogram. Both are served by the deck's own server (same headers, same
 revalidation) and visited alternately, each round in a fresh browser profile:
@@ -38,12 +39,15 @@ import threading
 import time
 from pathlib import Path
 
+from .browser import CHROMIUM_ARGS, MISSING_BROWSER_MESSAGE, find_chromium
+from .errors import BuildError
+from .paths import ROOT
+from .pyodide import PYODIDE_CORE, PYODIDE_LOCK, encode_lock, gather_pyodide
+from .server import DeckRequestHandler, DeckServer
+
 HERE = Path(__file__).resolve().parent
 PLAIN_PAGE = HERE / "plain"
-PAGE_SCRIPT = HERE / "bench_page.js"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+PAGE_SCRIPT = HERE / "js" / "bench_page.js"
 VIEWPORT = {"width": 1280, "height": 720}
 VISIT_TIMEOUT_MS = 240_000
 CELL_TIMEOUT_MS = 120_000
@@ -68,16 +72,19 @@ PAINT_SELECTORS = {"deck": ".reveal .slides > section", "plain": "h1"}
 # The plain page
 # ---------------------------------------------------------------------------
 
-def build_plain_page(target: Path, core: dict[str, Path], lock_bytes: bytes, wheels: dict[str, Path]) -> Path:
-    """Write the plain page (its files, the Pyodide core, a lock and the official wheels) into target/."""
+def build_plain_page(target: Path, pyodide_dist: Path | None = None) -> Path:
+    """The plain page in target/: its three files, Pyodide's core, and the shipped packages as published."""
+    pyodide = gather_pyodide(pyodide_dist)
     staging = target.with_name(f"{target.name}.tmp-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     shutil.copytree(PLAIN_PAGE, staging)
     folder = staging / "pyodide"
     folder.mkdir()
-    for name, path in {**core, **wheels}.items():
-        shutil.copyfile(path, folder / name)
-    (folder / "pyodide-lock.json").write_bytes(lock_bytes)
+    for name in (*PYODIDE_CORE, *pyodide.wheel_names()):
+        shutil.copyfile(pyodide.paths[name], folder / name)
+    official = {"info": pyodide.lock["info"],
+                "packages": {name: pyodide.lock["packages"][name] for name in pyodide.packages}}
+    (folder / PYODIDE_LOCK).write_bytes(encode_lock(official))
     shutil.rmtree(target, ignore_errors=True)
     os.replace(staging, target)
     return target
@@ -121,11 +128,11 @@ class CountingWriter:
         return getattr(self.stream, name)
 
 
-def make_counting_server(root: Path, handler_base, server_class):
-    """The deck's own server class on root/, counting what it sends."""
+def make_counting_server(root: Path):
+    """The deck's own server on root/ (same headers and revalidation for every page), counting what it sends."""
     traffic = Traffic()
 
-    class CountingHandler(handler_base):
+    class CountingHandler(DeckRequestHandler):
         def setup(self):
             super().setup()
             self.wfile = CountingWriter(self.wfile, traffic)
@@ -138,7 +145,7 @@ def make_counting_server(root: Path, handler_base, server_class):
     def factory(*args, **kwargs):
         return CountingHandler(*args, directory=str(root), **kwargs)
 
-    server = server_class(root, 0, factory)
+    server = DeckServer(root, 0, factory)
     threading.Thread(target=server.serve_forever, name="bench-server", daemon=True).start()
     return server, traffic, f"http://127.0.0.1:{server.server_address[1]}/"
 
@@ -185,10 +192,8 @@ def measure_folder(folder: Path) -> int:
 def run_round(playwright, site: dict, *, run_cells: bool) -> dict:
     """A fresh profile: first visit, then a second visit in the same profile."""
     profile = Path(tempfile.mkdtemp(prefix="dpdeck-bench-profile-"))
-    options = {"headless": True, "args": CHROMIUM_ARGS, "viewport": VIEWPORT}
-    if CHROMIUM.exists():
-        options["executable_path"] = str(CHROMIUM)
-    context = playwright.chromium.launch_persistent_context(str(profile), **options)
+    context = playwright.chromium.launch_persistent_context(
+        str(profile), headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT, executable_path=str(find_chromium()))
     context.add_init_script(script=make_page_script(site["kind"]))
     try:
         cold = visit(context, site["url"], site["kind"], site["traffic"], run_cells=run_cells and site["kind"] == "deck")
@@ -232,11 +237,12 @@ def read_cells(dist: Path) -> list[dict]:
     return [{"id": match["id"], "source": html.unescape(match["source"])} for match in CELL_PATTERN.finditer(text)]
 
 
-def time_cells_natively(cells: list[dict], python: Path, py_folder: Path) -> dict[str, float]:
+def time_cells_natively(cells: list[dict]) -> dict[str, float]:
+    """Each cell's median time in a warm native Python (this one), in a process of its own."""
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(py_folder), os.environ.get("PYTHONPATH")]))}
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "py"), os.environ.get("PYTHONPATH")]))}
     with tempfile.TemporaryDirectory(prefix="dpdeck-bench-cells-") as work:
-        process = subprocess.run([str(python), "-c", NATIVE_SCRIPT, str(NATIVE_REPEATS)], input=json.dumps(cells),
+        process = subprocess.run([sys.executable, "-c", NATIVE_SCRIPT, str(NATIVE_REPEATS)], input=json.dumps(cells),
                                  capture_output=True, text=True, cwd=work, env=env)
     if process.returncode != 0:
         print(f"  ! tiempos nativos: {process.stderr.strip().splitlines()[-1:]}", flush=True)
@@ -449,23 +455,24 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     return options
 
 
-def run_benchmark(dist: Path, plain: Path, argv: list[str], *, handler_base, server_class, python: Path,
-                  py_folder: Path) -> int:
-    """Serve dist/ (and --compare decks) and the plain page, alternate the visits, print the tables."""
+def run_benchmark(dist: Path, pyodide_dist: Path | None, argv: list[str]) -> int:
+    """Build the plain page next to dist/, serve it with dist/ (and --compare decks), alternate the visits, print."""
     options = parse_arguments(argv)
     from playwright.sync_api import sync_playwright
 
+    if find_chromium() is None:
+        raise BuildError(MISSING_BROWSER_MESSAGE)
     folders = [("mazo", dist, "deck")]
     for folder in options.compare:
         path = Path(folder).resolve()
         if not (path / "index.html").exists():
-            print(f"error: --compare {folder}: no hay un mazo construido ahí", file=sys.stderr)
-            return 2
+            raise BuildError(f"--compare {folder}: no hay un mazo construido ahí")
         folders.append((path.name, path, "deck"))
+    plain = build_plain_page(dist.with_name(f"{dist.name}.plain"), pyodide_dist)
     folders.append(("simple", plain, "plain"))
     sites, servers = [], []
     for label, folder, kind in folders:
-        server, traffic, url = make_counting_server(folder, handler_base, server_class)
+        server, traffic, url = make_counting_server(folder)
         servers.append(server)
         sites.append({"label": label, "folder": folder, "kind": kind, "url": url, "traffic": traffic})
 
@@ -475,7 +482,7 @@ def run_benchmark(dist: Path, plain: Path, argv: list[str], *, handler_base, ser
     if not options.no_cells:
         cells = read_cells(dist)
         started = time.perf_counter()
-        native = time_cells_natively(cells, python, py_folder)
+        native = time_cells_natively(cells)
         print(f"  {len(native)} celdas medidas en nativo ({time.perf_counter() - started:.0f} s)", flush=True)
     results: dict[str, list[dict]] = {site["label"]: [] for site in sites}
     try:

@@ -1,4 +1,4 @@
-"""Runs inside Pyodide 0.27.7 (under Node, see precompile_node.mjs): archives to bytecode.
+"""Runs inside Pyodide 0.27.7 under Node (js/precompile.mjs), never on the host: archives to bytecode.
 
 Each job rewrites one archive (the standard library's zip or a wheel):
 

@@ -13,8 +13,11 @@ parece privado y no lo es.
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
+import sys
+from fractions import Fraction
 
 import numpy as np
 
@@ -32,6 +35,14 @@ __all__ = [
     "check_nonempty",
     "check_values",
     "check_rng",
+    "NOISE_RESOLUTION_FACTOR",
+    "NOISE_RANGE_FACTOR",
+    "check_noise_resolution",
+    "check_noise_range",
+    "check_positive_rational",
+    "check_integers",
+    "check_probability",
+    "check_nonnegative",
 ]
 
 
@@ -83,7 +94,7 @@ def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
 def check_delta(delta, *, name: str = "delta") -> float:
     """Exige una probabilidad de falla δ en el intervalo abierto (0, 1).
 
-    δ = 0 es ε-DP pura (el mecanismo Gaussiano no la alcanza) y δ ≥ 1 no
+    δ = 0 es ε-DP pura (el mecanismo gaussiano no la alcanza) y δ ≥ 1 no
     garantiza nada.
     """
     number = check_number(delta, name=name)
@@ -129,9 +140,13 @@ def check_positive_int(value, *, name: str) -> int:
 
 def _as_float_array(values, *, name: str) -> np.ndarray:
     try:
-        array = np.asarray(values, dtype=float)
+        # numpy would drop an imaginary part with nothing but a warning.
+        is_complex = np.iscomplexobj(values)
+        array = None if is_complex else np.asarray(values, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} debe contener solo números; se recibió {describe(values)}") from None
+    if is_complex:
+        raise ValueError(f"{name} debe contener solo números reales; se recibió {describe(values)}")
     return array
 
 
@@ -194,3 +209,189 @@ def check_rng(rng, *, name: str = "rng") -> np.random.Generator:
             f"np.random.default_rng(0); se recibió {describe(rng)}"
         )
     return rng
+
+
+# ------------------------------------------------ ruido en punto flotante --
+
+# Cuántos dobles, como mínimo, debe haber por unidad de escala del ruido cerca
+# del valor publicado: el redondeo de x + Z mueve el ruido a lo sumo ulp/2,
+# así que con ulp ≤ b/64 el error de redondeo no pasa de b/128.
+NOISE_RESOLUTION_FACTOR = 64
+
+# Cota del ruido más grande que producen los muestreadores de numpy, en
+# unidades de escala: Laplace por inversa de la CDF desde un doble uniforme de
+# 53 bits da |Z| ≤ 52 ln 2 · b ≈ 36 b; la normal por zigurat, |Z| < 14 σ.
+NOISE_RANGE_FACTOR = 64
+
+
+def _largest_magnitude(value, *, name: str) -> tuple[float, str]:
+    """max |xᵢ| de un número o arreglo finito (0 si está vacío) y cómo nombrar ese valor."""
+    try:
+        finite = check_finite(value, name=name)
+    except OverflowError:  # an int beyond the largest double
+        raise ValueError(
+            f"{name} no cabe en un número de punto flotante (máximo ≈ 1.8e308); "
+            f"se recibió {describe(value)}"
+        ) from None
+    if isinstance(finite, float):
+        return abs(finite), describe(value)
+    if finite.size == 0:
+        return 0.0, describe(value)
+    position = int(np.argmax(np.abs(finite)))
+    where = np.unravel_index(position, finite.shape)
+    where = int(where[0]) if len(where) == 1 else tuple(int(i) for i in where)
+    element = finite.flat[position]
+    return abs(float(element)), f"{describe(element)} (en la posición {where})"
+
+
+def check_noise_resolution(value, *, scale: float, name: str = "valor", scale_name: str = "b") -> None:
+    """Exige que el espaciado de los dobles cerca de ``value`` no se trague el ruido de escala ``scale``.
+
+    Criterio: ulp(m) ≤ b/64, con m = max(máxᵢ |xᵢ|, b) y ulp(m) la distancia
+    de m al doble siguiente (``math.ulp``). Con b = 2 se aceptan los |x| < 2⁴⁸
+    y se rechaza 2⁴⁸, cuyos vecinos distan 1/16 > 2/64; en general, el borde
+    está en |x| = 2⁴⁷·b para b potencia de 2.
+
+    Por qué: el resultado x + Z se redondea al doble más cercano. Si los dobles
+    cerca de x distan más que el ruido típico, el redondeo lo borra: con
+    ulp(x) ≥ b, P(|Z| < ulp/2) = 1 − e^{−ulp/(2b)} ≥ 39 % de las publicaciones
+    devuelven x exacto (con x = 2⁶⁰ y b = 2, todas). El máximo con b cubre una
+    escala subnormal, cuyo propio ruido no tiene bits.
+    """
+    largest, shown = _largest_magnitude(value, name=name)
+    limit = scale / NOISE_RESOLUTION_FACTOR  # only shown: it rounds among subnormals
+    # ulp · 64 is exact (a power of two times 64), so the comparison is too.
+    if math.ulp(scale) * NOISE_RESOLUTION_FACTOR > scale:
+        raise ValueError(
+            f"escala del ruido demasiado pequeña: {scale_name} = {describe(scale)} es subnormal y los "
+            f"dobles cerca de ella distan {describe(math.ulp(scale))}, más que {scale_name}/"
+            f"{NOISE_RESOLUTION_FACTOR}; usa {scale_name} ≥ {describe(NOISE_RESOLUTION_FACTOR * math.ulp(0.0))}"
+        )
+    spacing = math.ulp(largest)
+    if spacing * NOISE_RESOLUTION_FACTOR > scale:
+        raise ValueError(
+            f"{name} demasiado grande para la escala del ruido; se recibió {shown}: cerca de él los dobles "
+            f"distan {describe(spacing)}, más que {scale_name}/{NOISE_RESOLUTION_FACTOR} = {describe(limit)} "
+            f"({scale_name} = {describe(scale)}), y el redondeo se tragaría el ruido; publica el valor "
+            f"en otra unidad (por ejemplo, en miles) o usa más ruido"
+        )
+
+
+def check_noise_range(value, *, scale: float, name: str = "valor", scale_name: str = "b") -> None:
+    """Exige que toda publicación x + Z posible sea un doble finito.
+
+    Criterio: máxᵢ |xᵢ| + 64·b ≤ 1,797…·10³⁰⁸ (``sys.float_info.max``), con
+    64·b mayor que cualquier ruido de los muestreadores de numpy
+    (``NOISE_RANGE_FACTOR``). Sin esta cota, un valor o una escala enormes
+    publican ``inf`` (y después ``nan`` en cualquier resta).
+    """
+    largest, shown = _largest_magnitude(value, name=name)
+    reach = largest + NOISE_RANGE_FACTOR * scale
+    if reach > sys.float_info.max:
+        raise ValueError(
+            f"{name} y escala demasiado grandes; se recibió {shown} y {scale_name} = {describe(scale)}: "
+            f"|x| + {NOISE_RANGE_FACTOR}·{scale_name} = {describe(reach)} supera el mayor doble "
+            f"({describe(sys.float_info.max)}) y la publicación podría ser infinita"
+        )
+
+
+# ------------------------------------------------------ aritmética exacta --
+
+
+def check_positive_rational(value, *, name: str) -> Fraction:
+    """Exige un racional positivo y lo devuelve como ``Fraction`` exacta.
+
+    Acepta enteros, ``Fraction``, ``Decimal`` y ``float``. Un ``float`` se toma
+    por su representación decimal más corta, la que se escribió: ``0.1`` es
+    1/10, no el doble 0,1000000000000000055…; para un tercio exacto, usar
+    ``Fraction(1, 3)``.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} debe ser un número racional positivo; se recibió {describe(value)}")
+    if isinstance(value, Fraction):
+        fraction = value
+    elif isinstance(value, numbers.Rational):
+        fraction = Fraction(int(value.numerator), int(value.denominator))
+    elif isinstance(value, decimal.Decimal) and value.is_finite():
+        fraction = Fraction(value)
+    elif isinstance(value, numbers.Real) and not isinstance(value, decimal.Decimal) and math.isfinite(float(value)):
+        fraction = Fraction(repr(float(value)))
+    else:
+        raise ValueError(f"{name} debe ser un número racional positivo y finito; se recibió {describe(value)}")
+    if fraction <= 0:
+        raise ValueError(f"{name} debe ser un número racional positivo y finito; se recibió {describe(value)}")
+    return fraction
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def _integral_scalar(value, *, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} debe ser un entero; se recibió {describe(value)}")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
+        return int(float(value))
+    if isinstance(value, numbers.Real):
+        raise ValueError(
+            f"{name} debe ser un entero (el mecanismo discreto suma ruido entero a un valor entero); "
+            f"se recibió {describe(value)}"
+        )
+    raise ValueError(f"{name} debe ser un entero; se recibió {describe(value)}")
+
+
+def check_integers(values, *, name: str = "valor"):
+    """Exige un entero o un arreglo de enteros, y los devuelve exactos.
+
+    Un escalar vuelve como ``int`` de Python (sin límite de tamaño); un arreglo,
+    como ``int64``. Se aceptan flotantes con valor entero (``42.0``), no
+    ``41.5`` ni booleanos ni valores que no caben en 64 bits.
+    """
+    if _is_scalar(values):
+        return _integral_scalar(values, name=name)
+    try:
+        array = np.asarray(values)
+        if array.dtype == object:  # Python ints beyond 64 bits, or a mixture
+            array = np.asarray(values, dtype=np.int64)
+    except OverflowError:
+        raise ValueError(
+            f"{name} no cabe en enteros de 64 bits; se recibió {describe(values)} "
+            f"(un escalar de Python no tiene ese límite)"
+        ) from None
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} debe contener solo enteros; se recibió {describe(values)}") from None
+    if array.dtype == np.bool_ or not (np.issubdtype(array.dtype, np.integer)
+                                       or np.issubdtype(array.dtype, np.floating)):
+        raise ValueError(f"{name} debe contener solo enteros; se recibió {describe(values)}")
+    if np.issubdtype(array.dtype, np.floating):
+        check_finite(array, name=name)
+        fractional = array != np.round(array)
+        if fractional.any():
+            raise ValueError(
+                f"{name} debe contener solo enteros; el primero que no lo es: "
+                f"{describe(array.flat[fractional.argmax()])}"
+            )
+        too_large = (array < _INT64.min) | (array >= 2.0**63)
+    else:
+        too_large = array > _INT64.max if array.dtype == np.uint64 else np.zeros(array.shape, bool)
+    if too_large.any():
+        raise ValueError(
+            f"{name} no cabe en enteros de 64 bits; se recibió {describe(array.flat[too_large.argmax()])} "
+            f"(un escalar de Python no tiene ese límite)"
+        )
+    return array.astype(np.int64)
+def check_probability(value, *, name: str) -> float:
+    """Exige una probabilidad en (0, 1] (por ejemplo, la de entrar a una muestra)."""
+    number = check_positive(value, name=name)
+    if number > 1.0:
+        raise ValueError(f"{name} debe estar en el intervalo (0, 1]; se recibió {describe(value)}")
+    return number
+
+
+def check_nonnegative(value, *, name: str) -> float:
+    """Exige un número real finito mayor o igual que 0."""
+    number = check_number(value, name=name)
+    if not (math.isfinite(number) and number >= 0):
+        raise ValueError(f"{name} debe ser un número mayor o igual que 0; se recibió {describe(value)}")
+    return number

@@ -8,7 +8,14 @@ Tres formas de llevar la cuenta del mismo mecanismo repetido:
 * Rényi DP (la divergencia de Rényi se suma sin pérdida y se convierte a
   (ε, δ) una sola vez al final; Mironov 2017).
 
-El ejemplo de la clase: el mecanismo Gaussiano con σ = 20, Δ = 1 repetido
+Y un libro de cuentas, ``PrivacyLedger``, al estilo de los eventos de
+``dp_accounting``: cada consulta privada anota qué publicó, con qué mecanismo,
+qué sensibilidad y qué ruido (``Release``), y el libro compone esas
+publicaciones con el teorema que se elija. Como el ε de cada publicación se
+deduce del ruido que de verdad se usó, un cálculo de ruido equivocado aparece
+en el total.
+
+El ejemplo de la clase: el mecanismo gaussiano con σ = 20, Δ = 1 repetido
 k = 10⁴ veces con δ = 10⁻⁵ cuesta ε ≈ 3236 con composición secuencial,
 ≈ 1444 con composición avanzada y ≈ 36,5 (en α ≈ 1,96) con Rényi DP.
 
@@ -20,6 +27,8 @@ flotante tiene sus propias fugas (Mironov 2012).
 from __future__ import annotations
 
 import math
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,10 +38,15 @@ from ._checks import (
     check_epsilon,
     check_finite,
     check_nonempty,
+    check_nonnegative,
+    check_positive,
     check_positive_int,
+    check_probability,
     check_sensitivity,
     check_sigma,
+    describe,
 )
+from .numbers import format_power_of_ten, format_significant
 
 __all__ = [
     "DEFAULT_ALPHAS",
@@ -49,10 +63,18 @@ __all__ = [
     "gaussian_sequential_epsilon",
     "gaussian_advanced_epsilon",
     "compare_gaussian_accountants",
+    "amplify_by_subsampling",
+    "laplace_rdp",
+    "gaussian_exact_delta",
+    "gaussian_exact_epsilon",
+    "RdpGridWarning",
+    "THEOREMS",
+    "Release",
+    "PrivacyLedger",
 ]
 
 #: Órdenes de Rényi por defecto: α − 1 en una rejilla geométrica de 601 puntos
-#: entre 10⁻² y 10³ (paso relativo ≈ 1,9 %). El óptimo del Gaussiano cae en
+#: entre 10⁻² y 10³ (paso relativo ≈ 1,9 %). El óptimo del gaussiano cae en
 #: α − 1 = √(ln(1/δ)/ρ); una rejilla geométrica lo sigue con el mismo error
 #: relativo en cualquier régimen, y con ese paso el ε perdido frente al óptimo
 #: continuo es menor que 0,02 % (para σ = 20, k = 10⁴: 36,4926 frente a 36,4927).
@@ -60,6 +82,13 @@ DEFAULT_ALPHAS = 1.0 + np.geomspace(1e-2, 1e3, 601)
 
 #: Conversiones de Rényi DP a (ε, δ)-DP disponibles en ``rdp_to_dp``.
 CONVERSIONS = ("classic", "tight")
+
+#: Teoremas con que ``PrivacyLedger.total`` compone sus publicaciones.
+THEOREMS = ("sequential", "rdp")
+
+
+class RdpGridWarning(UserWarning):
+    """El mejor orden de Rényi cayó en un borde de la rejilla: el mínimo puede estar fuera."""
 
 # Rejilla mucho más fina para optimizar α "en continuo" con la conversión
 # ajustada, que no tiene óptimo en forma cerrada (paso relativo ≈ 0,12 %).
@@ -120,7 +149,7 @@ def advanced_composition(*, epsilon, k, delta_prime) -> float:
     √(2 ln(1/δ')/k) (ε pequeño frente a 1/√k; en particular si esa ε' es < 1),
     el segundo término no supera al primero y la forma completa queda por
     debajo de 2ε√(2k ln(1/δ')). Fuera de ese régimen (ε por paso grande, como el
-    Gaussiano con σ = 20 repetido 10⁴ veces, ε ≈ 0,33 por paso) el término
+    gaussiano con σ = 20 repetido 10⁴ veces, ε ≈ 0,33 por paso) el término
     kε(e^ε − 1) domina y la forma de la diapositiva subestima el costo; por eso
     aquí se usa la forma completa (ver ``advanced_composition_simplified``).
     """
@@ -157,12 +186,12 @@ def _check_alphas(alphas) -> np.ndarray:
 
 
 def gaussian_rdp(*, alpha, sigma, sensitivity=1.0):
-    """Curva de Rényi DP del mecanismo Gaussiano: ε̄(α) = α Δ² / (2σ²).
+    """Curva de Rényi DP del mecanismo gaussiano: ε̄(α) = α Δ² / (2σ²).
 
     Garantía: f(D) + N(0, σ²) satisface (α, αΔ²/(2σ²))-RDP para todo α > 1 a
     la vez (la divergencia de Rényi entre N(0, σ²) y N(Δ, σ²)).
     Referencia: Mironov (2017), "Rényi Differential Privacy", CSF, Tabla II
-    (curva del Gaussiano) y Proposición 1 (composición).
+    (curva del gaussiano) y Proposición 1 (composición).
 
     ``alpha`` puede ser un número (devuelve ``float``) o un arreglo (devuelve
     un arreglo). La composición de k publicaciones multiplica la curva por k.
@@ -202,6 +231,10 @@ def rdp_to_dp(*, rdp, alphas, delta, conversion="classic"):
     (ε, δ)-DP con el ε devuelto. Un ε negativo se informa como 0 (la cota
     (0, δ) implica cualquier ε ≥ 0).
 
+    Si el mejor α es el primero o el último de la rejilla, el mínimo verdadero
+    puede estar fuera de ella: la función avisa con ``RdpGridWarning`` (el ε
+    devuelto sigue siendo una cota válida, solo que quizá no la mejor).
+
     Devuelve ``(epsilon, mejor_alpha)``.
     """
     alphas = _check_alphas(alphas)
@@ -215,11 +248,20 @@ def rdp_to_dp(*, rdp, alphas, delta, conversion="classic"):
     delta = check_delta(delta)
     epsilons = _dp_epsilon_curve(rdp, alphas, delta, conversion)
     best = int(np.argmin(epsilons))
+    if alphas.size > 1 and alphas[best] in (alphas.min(), alphas.max()):
+        warnings.warn(
+            f"el mejor orden de Rényi, α = {format_significant(alphas[best], 4)}, está en el "
+            f"borde de la rejilla de órdenes (de {format_significant(alphas.min(), 4)} a "
+            f"{format_significant(alphas.max(), 4)}): el ε devuelto puede no ser el mínimo; "
+            "amplíe la rejilla hacia ese lado",
+            RdpGridWarning,
+            stacklevel=2,
+        )
     return max(0.0, float(epsilons[best])), float(alphas[best])
 
 
 def gaussian_rdp_optimal_alpha(*, sigma, steps, delta, sensitivity=1.0) -> float:
-    """Orden de Rényi óptimo (en continuo) para k publicaciones Gaussianas, conversión clásica.
+    """Orden de Rényi óptimo (en continuo) para k publicaciones gaussianas, conversión clásica.
 
     Con ρ = kΔ²/(2σ²), ε(α) = αρ + ln(1/δ)/(α − 1) es convexa en α > 1 y su
     mínimo está en α* = 1 + √(ln(1/δ)/ρ) = 1 + √(2σ² ln(1/δ)/(kΔ²)), donde
@@ -234,7 +276,7 @@ def gaussian_rdp_optimal_alpha(*, sigma, steps, delta, sensitivity=1.0) -> float
 
 
 def gaussian_rdp_epsilon(*, sigma, steps, delta, sensitivity=1.0, alphas=None, conversion="classic"):
-    """ε de k = ``steps`` publicaciones Gaussianas contabilizadas con Rényi DP.
+    """ε de k = ``steps`` publicaciones gaussianas contabilizadas con Rényi DP.
 
     Fórmula: la curva compuesta es k·αΔ²/(2σ²) (la RDP se suma sin pérdida) y
     se convierte una sola vez con ``rdp_to_dp``.
@@ -264,11 +306,11 @@ def gaussian_rdp_epsilon(*, sigma, steps, delta, sensitivity=1.0, alphas=None, c
     return rdp_to_dp(rdp=curve, alphas=grid, delta=delta, conversion=conversion)
 
 
-# ------------------------------------------ Gaussiano con las cuentas (ε, δ) --
+# ------------------------------------- el gaussiano con las cuentas (ε, δ) --
 
 
 def gaussian_classic_epsilon(*, sigma, delta, sensitivity=1.0) -> float:
-    """ε que la calibración clásica asigna a una publicación Gaussiana con ruido σ.
+    """ε que la calibración clásica asigna a una publicación gaussiana con ruido σ.
 
     Fórmula (inversa de σ = Δ√(2 ln(1,25/δ))/ε): ε = Δ √(2 ln(1,25/δ)) / σ.
 
@@ -290,7 +332,7 @@ def gaussian_classic_epsilon(*, sigma, delta, sensitivity=1.0) -> float:
 
 
 def gaussian_sequential_epsilon(*, sigma, steps, delta, sensitivity=1.0) -> float:
-    """ε de k publicaciones Gaussianas con composición secuencial y δ repartido por igual.
+    """ε de k publicaciones gaussianas con composición secuencial y δ repartido por igual.
 
     Fórmula: cada paso es (ε_1, δ/k)-DP con ε_1 = Δ√(2 ln(1,25k/δ))/σ, y el
     total es (k ε_1, δ)-DP.
@@ -305,7 +347,7 @@ def gaussian_sequential_epsilon(*, sigma, steps, delta, sensitivity=1.0) -> floa
 
 
 def gaussian_advanced_epsilon(*, sigma, steps, delta, sensitivity=1.0, delta_share=0.5) -> float:
-    """ε de k publicaciones Gaussianas con composición avanzada (forma completa).
+    """ε de k publicaciones gaussianas con composición avanzada (forma completa).
 
     Reparto de δ: δ' = ``delta_share``·δ para el término de la composición y el
     resto, (1 − delta_share)·δ, repartido por igual entre los k pasos; así
@@ -329,7 +371,7 @@ def gaussian_advanced_epsilon(*, sigma, steps, delta, sensitivity=1.0, delta_sha
 
 
 def compare_gaussian_accountants(*, sigma, steps, delta, sensitivity=1.0) -> dict:
-    """Las tres contabilidades del mismo Gaussiano repetido, lado a lado.
+    """Las tres contabilidades del mismo gaussiano repetido, lado a lado.
 
     Devuelve un diccionario con ``sequential`` (composición secuencial),
     ``advanced`` (composición avanzada), ``rdp`` (ε con la conversión clásica,
@@ -347,3 +389,292 @@ def compare_gaussian_accountants(*, sigma, steps, delta, sensitivity=1.0) -> dic
         "rdp_tight": tight_epsilon,
         "alpha": alpha,
     }
+
+
+# ------------------------------------------------ amplificación por submuestreo --
+
+
+def amplify_by_subsampling(*, epsilon, sampling_probability, delta=0.0) -> tuple:
+    """(ε, δ) de un mecanismo aplicado a una muestra de Poisson secreta de los datos.
+
+    Fórmula: si M es (ε, δ)-DP y cada persona entra a la muestra con
+    probabilidad q, de forma independiente y sin que nadie sepa quién entró,
+    M(muestra) es (ln(1 + q(e^ε − 1)), qδ)-DP para bases vecinas que agregan o
+    quitan a una persona.
+
+    Para ε pequeño, ln(1 + q(e^ε − 1)) ≈ qε: la amplificación «divide ε por
+    1/q». Para ε grande no: con q = 0,01 el ε amplificado es 1,7 veces qε con
+    ε = 1 y 18 veces con ε = 5. Si la muestra se publica (o se puede deducir),
+    no hay amplificación.
+    Referencias: Li, Qardaji y Su (2012), "On Sampling, Anonymization, and
+    Differential Privacy"; Balle, Barthe y Gaboardi (2018), "Privacy
+    Amplification by Subsampling: Tight Analyses via Couplings and
+    Divergences", NeurIPS, Teorema 8.
+
+    Devuelve ``(epsilon, delta)`` amplificados.
+    """
+    epsilon = check_epsilon(epsilon)
+    q = check_probability(sampling_probability, name="sampling_probability")
+    delta = 0.0 if delta == 0 else check_delta(delta)
+    return math.log1p(q * math.expm1(epsilon)), q * delta
+
+
+# ------------------------------------------------------------ Laplace en RDP --
+
+
+def laplace_rdp(*, alpha, scale, sensitivity=1.0):
+    """Curva de Rényi DP del mecanismo de Laplace con escala b y sensibilidad Δ.
+
+    Fórmula, con λ = b/Δ:
+        ε̄(α) = ln( α/(2α−1) · e^{(α−1)/λ} + (α−1)/(2α−1) · e^{−α/λ} ) / (α − 1).
+
+    Garantía: f(D) + Lap(b) es (α, ε̄(α))-RDP para todo α > 1; cuando α → ∞ la
+    curva tiende a Δ/b, el ε de la DP pura. Sirve para componer en Rényi DP
+    publicaciones de Laplace junto con gaussianas.
+    Referencia: Mironov (2017), "Rényi Differential Privacy", CSF, Tabla II.
+
+    ``alpha`` puede ser un número (devuelve ``float``) o un arreglo.
+    """
+    scale = check_positive(scale, name="scale")
+    sensitivity = check_sensitivity(sensitivity)
+    scalar = np.ndim(alpha) == 0
+    alphas = np.atleast_1d(check_alpha(alpha) if scalar else _check_alphas(alpha))
+    ratio = scale / sensitivity
+    log_terms = np.logaddexp(
+        np.log(alphas / (2 * alphas - 1)) + (alphas - 1) / ratio,
+        np.log((alphas - 1) / (2 * alphas - 1)) - alphas / ratio,
+    )
+    curve = log_terms / (alphas - 1)
+    return float(curve[0]) if scalar else curve
+
+
+# ---------------------------------------------------- Gaussiano: la cuenta exacta --
+
+
+def _log_normal_cdf(x: float) -> float:
+    """ln Φ(x), estable también en la cola izquierda lejana (donde Φ(x) no cabe en un float)."""
+    if x > -30.0:
+        return math.log(0.5 * math.erfc(-x / math.sqrt(2.0)))
+    # Desarrollo asintótico de Mills: Φ(x) ≈ φ(x)/|x| · (1 − 1/x² + 3/x⁴).
+    return -0.5 * x * x - math.log(-x) - 0.5 * math.log(2.0 * math.pi) + math.log1p(-1 / x**2 + 3 / x**4)
+
+
+def gaussian_exact_delta(*, epsilon, sigma, sensitivity=1.0, steps=1) -> float:
+    """δ exacto con que k publicaciones gaussianas son (ε, δ)-DP: ninguna cota, la curva verdadera.
+
+    Fórmula, con μ = √k·Δ/σ (k gaussianos con el mismo σ equivalen a uno solo
+    con ruido σ/√k):
+        δ(ε) = Φ(μ/2 − ε/μ) − e^ε · Φ(−μ/2 − ε/μ).
+
+    Es el menor δ posible: el mecanismo no es (ε, δ')-DP para ningún δ' < δ(ε).
+    Sirve de árbitro para las contabilidades: una cota (ε, δ) correcta cumple
+    δ(ε) ≤ δ.
+    Referencia: Balle y Wang (2018), "Improving the Gaussian Mechanism for
+    Differential Privacy: Analytical Calibration and Optimal Denoising", ICML,
+    Teorema 8.
+    """
+    epsilon = check_nonnegative(epsilon, name="epsilon")
+    sigma = check_sigma(sigma)
+    sensitivity = check_sensitivity(sensitivity)
+    steps = check_positive_int(steps, name="steps")
+    mu = math.sqrt(steps) * sensitivity / sigma
+    first = _log_normal_cdf(mu / 2 - epsilon / mu)
+    second = epsilon + _log_normal_cdf(-mu / 2 - epsilon / mu)
+    if second >= first:
+        return 0.0
+    return math.exp(first) * -math.expm1(second - first)
+
+
+def gaussian_exact_epsilon(*, delta, sigma, sensitivity=1.0, steps=1) -> float:
+    """El menor ε con que k publicaciones gaussianas son (ε, δ)-DP (inversa de ``gaussian_exact_delta``).
+
+    δ(ε) decrece con ε: se busca por bisección el ε con δ(ε) = δ, con error
+    relativo menor que 10⁻⁹. Para σ = 20, k = 10⁴ y δ = 10⁻⁵ da ≈ 33,1: las
+    tres contabilidades de la clase (≈ 3236, ≈ 1444 y ≈ 36,5) son cotas por
+    encima de este valor.
+    Referencia: Balle y Wang (2018), Teorema 8.
+    """
+    delta = check_delta(delta)
+    low, high = 0.0, 1.0
+    while gaussian_exact_delta(epsilon=high, sigma=sigma, sensitivity=sensitivity, steps=steps) > delta:
+        low, high = high, 2.0 * high
+    if gaussian_exact_delta(epsilon=0.0, sigma=sigma, sensitivity=sensitivity, steps=steps) <= delta:
+        return 0.0
+    while high - low > 1e-9 * high:
+        middle = 0.5 * (low + high)
+        if gaussian_exact_delta(epsilon=middle, sigma=sigma, sensitivity=sensitivity, steps=steps) > delta:
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+# ----------------------------------------------------------- libro de cuentas --
+
+_MECHANISM_NAMES = {"laplace": "Laplace", "gaussian": "Gauss"}
+
+
+@dataclass(frozen=True)
+class Release:
+    """Una publicación anotada en el libro: qué se publicó, con qué mecanismo y con qué ruido.
+
+    * ``what``: la consulta, en palabras («suma de edades recortada a 90»);
+    * ``mechanism``: ``"laplace"`` (ruido de escala ``noise`` = b) o
+      ``"gaussian"`` (desviación estándar ``noise`` = σ);
+    * ``sensitivity``: la sensibilidad global (L1 para Laplace, L2 para Gauss);
+    * ``delta``: solo gaussiano, el δ de su calibración clásica;
+    * ``count``: cuántas veces se publicó lo mismo con ese ruido (k pasos).
+
+    El ε no se anota: se deduce del ruido (``epsilon``), así que un ruido mal
+    calculado se ve en la cuenta. Es la idea de los eventos de dp_accounting
+    (``LaplaceDpEvent``, ``GaussianDpEvent``, ``SelfComposedDpEvent``).
+    """
+
+    what: str
+    mechanism: str
+    sensitivity: float
+    noise: float
+    delta: float = 0.0
+    count: int = 1
+
+    def __post_init__(self):
+        if self.mechanism not in _MECHANISM_NAMES:
+            raise ValueError(
+                f"mechanism debe ser 'laplace' o 'gaussian'; se recibió {describe(self.mechanism)}"
+            )
+        object.__setattr__(self, "sensitivity", check_sensitivity(self.sensitivity))
+        object.__setattr__(self, "noise", check_positive(self.noise, name="noise"))
+        object.__setattr__(self, "count", check_positive_int(self.count, name="count"))
+        if self.mechanism == "gaussian":
+            object.__setattr__(self, "delta", check_delta(self.delta))
+        elif self.delta != 0:
+            raise ValueError(f"una publicación de Laplace tiene δ = 0; se recibió {describe(self.delta)}")
+
+    @property
+    def epsilon(self) -> float:
+        """ε de una de las ``count`` publicaciones, deducido de su ruido.
+
+        Laplace: Δ₁/b (Dwork y Roth 2014, Teorema 3.6). Gauss: la calibración
+        clásica invertida, Δ₂√(2 ln(1,25/δ))/σ, válida solo si da menos de 1
+        (Teorema A.1); si no, la composición secuencial no tiene un ε que
+        sumar y se dice.
+        """
+        if self.mechanism == "laplace":
+            return self.sensitivity / self.noise
+        return gaussian_classic_epsilon(sigma=self.noise, delta=self.delta, sensitivity=self.sensitivity)
+
+    def rdp(self, alphas) -> np.ndarray:
+        """Curva de Rényi DP de las ``count`` publicaciones juntas, en los órdenes ``alphas``."""
+        if self.mechanism == "laplace":
+            curve = laplace_rdp(alpha=alphas, scale=self.noise, sensitivity=self.sensitivity)
+        else:
+            curve = gaussian_rdp(alpha=alphas, sigma=self.noise, sensitivity=self.sensitivity)
+        return self.count * np.asarray(curve)
+
+
+class PrivacyLedger:
+    """Libro de cuentas del presupuesto: anota cada publicación y compone el total.
+
+    Uso::
+
+        libro = PrivacyLedger()
+        queries.private_mean(edades, upper=90, epsilon=1, rng=rng, ledger=libro)
+        print(libro)                 # una línea por publicación y el total
+        libro.total()                # (ε, δ) por composición secuencial
+        libro.total(theorem="rdp", delta=1e-5)
+
+    Las consultas de ``dpdeck.queries`` y el descenso privado de
+    ``dpdeck.learning`` anotan aquí lo que publican si reciben
+    ``ledger=libro``. El libro solo suma: no decide nada ni mira los datos.
+    """
+
+    def __init__(self):
+        self._releases: list[Release] = []
+
+    @property
+    def releases(self) -> tuple:
+        """Las publicaciones anotadas, en orden."""
+        return tuple(self._releases)
+
+    def record(self, release: Release) -> Release:
+        """Anota una publicación ya hecha y la devuelve."""
+        if not isinstance(release, Release):
+            raise ValueError(f"release debe ser un Release; se recibió {describe(release)}")
+        self._releases.append(release)
+        return release
+
+    def record_laplace(self, what: str, *, sensitivity, scale, count=1) -> Release:
+        """Anota ``count`` publicaciones f(D) + Lap(``scale``) de sensibilidad L1 ``sensitivity``."""
+        return self.record(Release(what, "laplace", sensitivity, scale, 0.0, count))
+
+    def record_gaussian(self, what: str, *, sensitivity, sigma, delta, count=1) -> Release:
+        """Anota ``count`` publicaciones f(D) + N(0, σ²I) de sensibilidad L2 ``sensitivity``.
+
+        ``delta`` es el δ con que se calibró cada una (gaussiano clásico).
+        """
+        return self.record(Release(what, "gaussian", sensitivity, sigma, delta, count))
+
+    def total(self, *, theorem="sequential", delta=None) -> tuple:
+        """(ε, δ) del conjunto de las publicaciones anotadas, con el teorema elegido.
+
+        * ``"sequential"``: ε = Σ kᵢεᵢ y δ = Σ kᵢδᵢ (Dwork y Roth 2014,
+          Teorema 3.16). ``delta`` no se usa.
+        * ``"rdp"``: se suman las curvas de Rényi de todas las publicaciones
+          (Laplace y Gauss) y se convierten una vez a (ε, ``delta``) con la
+          conversión clásica, minimizando sobre ``DEFAULT_ALPHAS`` (Mironov
+          2017, Proposiciones 1 y 3). Exige ``delta``. Si todas son de
+          Laplace, el orden α → ∞ (la suma de sus ε puros) también cuenta.
+
+        Un libro vacío cuesta (0, 0).
+        """
+        if theorem not in THEOREMS:
+            raise ValueError(f"theorem debe ser 'sequential' o 'rdp'; se recibió {describe(theorem)}")
+        if not self._releases:
+            return 0.0, 0.0
+        if theorem == "sequential":
+            epsilon = math.fsum(release.count * release.epsilon for release in self._releases)
+            spent = math.fsum(release.count * release.delta for release in self._releases)
+            return epsilon, spent
+        if delta is None:
+            raise ValueError("theorem='rdp' necesita el delta al que se convierte, por ejemplo delta=1e-5")
+        delta = check_delta(delta)
+        curve = sum(release.rdp(DEFAULT_ALPHAS) for release in self._releases)
+        if any(release.mechanism == "gaussian" for release in self._releases):
+            epsilon, _ = rdp_to_dp(rdp=curve, alphas=DEFAULT_ALPHAS, delta=delta)
+            return epsilon, delta
+        # Solo Laplace: la curva tiende a Σ kᵢεᵢ cuando α → ∞, donde la conversión
+        # no cuesta nada; ese «orden infinito» es la composición de la DP pura.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RdpGridWarning)
+            epsilon, _ = rdp_to_dp(rdp=curve, alphas=DEFAULT_ALPHAS, delta=delta)
+        pure, _ = self.total()
+        return (pure, 0.0) if pure <= epsilon else (epsilon, delta)
+
+    def format(self, *, theorem="sequential", delta=None) -> str:
+        """El libro como tabla de texto en español: una línea por publicación y el total."""
+        header = ("publicación", "mecanismo", "Δ", "ruido", "ε", "δ")
+        rows = [header]
+        for release in self._releases:
+            times = f"{release.count} × " if release.count > 1 else ""
+            noise = "b" if release.mechanism == "laplace" else "σ"
+            rows.append((
+                times + release.what,
+                _MECHANISM_NAMES[release.mechanism],
+                format_significant(release.sensitivity),
+                f"{noise} = {format_significant(release.noise)}",
+                format_significant(release.epsilon),
+                "0" if release.delta == 0 else format_power_of_ten(release.delta),
+            ))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+        epsilon, spent = self.total(theorem=theorem, delta=delta)
+        name = "composición secuencial" if theorem == "sequential" else "Rényi DP"
+        spent_text = "0" if spent == 0 else format_power_of_ten(spent)
+        lines.append(f"total ({name}): ε = {format_significant(epsilon)}, δ = {spent_text}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.format()
+
+    def __repr__(self) -> str:
+        return f"PrivacyLedger({len(self._releases)} publicaciones)"

@@ -4,9 +4,10 @@ Imprime una tabla con la mediana (y el mínimo) de varias corridas de:
 
 * leer el censo del CSV (sin caché) y ``load_census()`` con caché;
 * cada paso de ``dpdeck.lab.STEPS`` y ``run_lab`` completo;
-* cada función ``plot_*`` de ``dpdeck.figures``, construida con su ejemplo sin
-  argumentos de ``figures.DEMOS`` (la figura sola y la figura más su PNG, como
-  la guarda ``dpdeck.cellrun``). Una ``plot_*`` sin ejemplo se lista con una nota.
+* cada experimento de la clase (``dpdeck.experiments.EXPERIMENTS``) con los
+  parámetros y la semilla de su diapositiva: el cálculo solo, y el cálculo con
+  su figura ``plot_*`` de ``dpdeck.figures`` y su PNG (como la guarda
+  ``dpdeck.cellrun``). Una ``plot_*`` sin experimento se lista con una nota.
 
 Las afirmaciones de velocidad se miden aquí, nunca con límites de tiempo en
 las pruebas. Meta de la clase: ``run_lab`` completo en menos de 3 s.
@@ -27,12 +28,14 @@ import numpy as np
 
 from ._checks import check_positive_int
 from .cellrun import FIGURE_DPI
+from .numbers import format_number
 
 __all__ = [
     "time_call",
     "collect_data_timings",
     "collect_lab_timings",
     "discover_figures",
+    "collect_experiment_timings",
     "collect_figure_timings",
     "format_table",
     "main",
@@ -88,19 +91,29 @@ def collect_lab_timings(*, repeats: int = 5, seed: int = 0) -> list:
 
 
 def discover_figures() -> list:
-    """Pares (nombre de ``plot_*``, ejemplo sin argumentos o ``None``) de ``dpdeck.figures``."""
-    from . import figures
+    """Pares (nombre de ``plot_*``, función sin argumentos que la dibuja con su experimento, o ``None``)."""
+    from . import experiments, figures
 
-    demos = figures.DEMOS
+    by_plot = {experiment.plot: name for name, experiment in experiments.EXPERIMENTS.items()}
     names = sorted(
         name for name in dir(figures)
         if name.startswith("plot_") and callable(getattr(figures, name))
     )
-    return [(name, demos.get(name[len("plot_"):])) for name in names]
+    return [(name, (lambda experiment=by_plot[name]: experiments.draw_experiment(experiment))
+             if name in by_plot else None) for name in names]
+
+
+def collect_experiment_timings(*, repeats: int = 3) -> list:
+    """Cada experimento de la clase, sin dibujar: lo que calcula su celda."""
+    from . import experiments
+
+    return [_row("experimentos", name, time_call(lambda name=name: experiments.run_experiment(name),
+                                                  repeats=repeats))
+            for name in experiments.EXPERIMENTS]
 
 
 def collect_figure_timings(*, repeats: int = 3) -> list:
-    """Construir cada figura con su ejemplo, y construirla más guardar su PNG."""
+    """Cada experimento con su figura, y con su figura más su PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -109,7 +122,7 @@ def collect_figure_timings(*, repeats: int = 3) -> list:
     rows = []
     for name, demo in discover_figures():
         if demo is None:
-            rows.append(_row("figuras", name, None, "sin ejemplo en figures.DEMOS: no se mide"))
+            rows.append(_row("figuras", name, None, "sin experimento en dpdeck.experiments: no se mide"))
             continue
 
         def build(demo=demo):
@@ -132,8 +145,8 @@ def format_table(rows) -> str:
     cells = [header]
     for row in rows:
         timing = row["timing"]
-        median = "—" if timing is None else f"{1000 * timing['median']:.1f}"
-        minimum = "—" if timing is None else f"{1000 * timing['min']:.1f}"
+        median = "—" if timing is None else format_number(1000 * timing['median'], 1)
+        minimum = "—" if timing is None else format_number(1000 * timing['min'], 1)
         cells.append((row["group"], row["name"], median, minimum, row["note"]))
     widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
     lines = []
@@ -170,6 +183,7 @@ def main(argv=None) -> int:
     repeats = check_positive_int(args.repeats, name="repeats")
     print(f"Tiempos nativos, mediana de {repeats} corridas — {_describe_machine()}")
     rows = collect_data_timings(repeats=repeats) + collect_lab_timings(repeats=repeats)
+    rows += collect_experiment_timings(repeats=max(1, min(repeats, 3)))
     if not args.no_figures:
         rows += collect_figure_timings(repeats=max(1, min(repeats, 3)))
     print(format_table(rows))

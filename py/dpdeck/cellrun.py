@@ -7,7 +7,9 @@ la construcción del mazo (que pre-calcula cada celda con Python nativo) y el
 *worker* de Pyodide en el navegador (que la vuelve a calcular en directo).
 
 Este módulo no importa `js` ni `pyodide`: el navegador le pasa un `on_output`
-para ir mostrando el texto a medida que sale.
+para ir mostrando el texto a medida que sale. Los tipos de salida, los estados
+de una ejecución y los límites son los del contrato de las celdas
+(`dpdeck.protocol`, descrito en deck/README.md).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import traceback
 import types
 import warnings
 from typing import Any, Callable
+
+from .protocol import MAX_FIGURES, MAX_OUTPUT_CHARS, OUTPUT, RUN_STATUS, STREAM
 
 __all__ = ["run_cell", "MISSING_PACKAGE_MESSAGE"]
 
@@ -119,8 +123,8 @@ def run_cell(
     *,
     cell_id: str = "celda",
     on_output: OutputCallback | None = None,
-    max_output_chars: int = 20_000,
-    max_figures: int = 20,
+    max_output_chars: int = MAX_OUTPUT_CHARS,
+    max_figures: int = MAX_FIGURES,
 ) -> dict:
     """Ejecuta el código de una celda y devuelve sus salidas, como un cuaderno.
 
@@ -148,7 +152,7 @@ def run_cell(
         body_code, last_code = _compile_cell(source, filename)
     except SyntaxError as error:
         collector.add(_format_syntax_error(error, source))
-        return collector.result("error")
+        return collector.result(RUN_STATUS.ERROR)
 
     guarded_modules = _guarded_modules()
     _force_agg_backend()
@@ -157,7 +161,7 @@ def run_cell(
     namespace_module.__dict__["__builtins__"] = _cell_builtins()
     namespace = namespace_module.__dict__
 
-    status = "done"
+    status = RUN_STATUS.DONE
     value = None
     error_output = None
     saved_main = sys.modules.get("__main__")
@@ -191,20 +195,20 @@ def run_cell(
                 else:
                     sys.modules.pop("__main__", None)
             if isinstance(raised, KeyboardInterrupt):
-                status = "stopped"
+                status = RUN_STATUS.STOPPED
                 error_output = _format_stop(raised, filename)
             elif raised is not None:
-                status = "error"
+                status = RUN_STATUS.ERROR
                 error_output = _format_exception(raised, filename, lines, max_output_chars)
             # Inside the rc context so figures render with the cell's own settings.
-            if status == "done" and value is not None:
+            if status == RUN_STATUS.DONE and value is not None:
                 value_output = _format_value(value, max_output_chars)
                 if value_output is not None:
                     collector.add(value_output)
             collector.extend(_collect_figures(value, max_figures))
     except KeyboardInterrupt as error:
         # An interrupt that lands while figures are rendered still stops cleanly.
-        status = "stopped"
+        status = RUN_STATUS.STOPPED
         error_output = _format_stop(error, filename)
         _close_all_pyplot_figures()
     if error_output is not None:
@@ -349,7 +353,7 @@ class _OutputCollector:
             self.capped = True
             self._append_stream(name, text[:room])
             notice = OUTPUT_CAP_NOTICE.format(limit=_thousands(self.max_output_chars))
-            self._append_stream("stderr", notice)
+            self._append_stream(STREAM.STDERR, notice)
             return
         self.stream_chars += len(text)
         self._append_stream(name, text)
@@ -358,12 +362,12 @@ class _OutputCollector:
         if not text:
             return
         last = self.outputs[-1] if self.outputs else None
-        if last is not None and last["type"] == "stream" and last["name"] == name:
+        if last is not None and last["type"] == OUTPUT.STREAM and last["name"] == name:
             last["text"] += text
         else:
-            self.outputs.append({"type": "stream", "name": name, "text": text})
+            self.outputs.append({"type": OUTPUT.STREAM, "name": name, "text": text})
         if self.on_output is not None:
-            self.on_output({"type": "stream", "name": name, "text": text})
+            self.on_output({"type": OUTPUT.STREAM, "name": name, "text": text})
 
     def add(self, output: dict) -> None:
         self.outputs.append(output)
@@ -432,8 +436,8 @@ def _cell_builtins() -> dict:
 @contextlib.contextmanager
 def _swap_sys_streams(collector: _OutputCollector):
     saved = sys.stdout, sys.stderr, sys.stdin
-    sys.stdout = _CellStream(collector, "stdout")
-    sys.stderr = _CellStream(collector, "stderr")
+    sys.stdout = _CellStream(collector, STREAM.STDOUT)
+    sys.stderr = _CellStream(collector, STREAM.STDERR)
     sys.stdin = _NoInput()
     try:
         yield
@@ -477,7 +481,7 @@ def _format_value(value: object, max_chars: int) -> dict | None:
         text = f"<repr() falló: {type(error).__name__}: {error}>"
     if len(text) > max_chars:
         text = text[:max_chars] + VALUE_CAP_NOTICE.format(limit=_thousands(max_chars))
-    return {"type": "value", "text": text}
+    return {"type": OUTPUT.VALUE, "text": text}
 
 
 def _is_matplotlib_object(value: object) -> bool:
@@ -557,7 +561,7 @@ def _collect_figures(value: object, max_figures: int) -> list[dict]:
             pyplot.close("all")
     if len(figures) > max_figures:
         notice = FIGURE_CAP_NOTICE.format(count=len(figures), limit=max_figures)
-        outputs.append({"type": "stream", "name": "stderr", "text": notice})
+        outputs.append({"type": OUTPUT.STREAM, "name": STREAM.STDERR, "text": notice})
     return outputs
 
 
@@ -567,7 +571,7 @@ def _figure_to_png(figure) -> dict:
     figure.savefig(buffer, format="png", dpi=FIGURE_DPI, metadata={"Software": None})
     data = buffer.getvalue()
     width, height = struct.unpack(">II", data[16:24])  # PNG IHDR
-    return {"type": "figure", "format": "png", "data": data, "width": width, "height": height}
+    return {"type": OUTPUT.FIGURE, "format": "png", "data": data, "width": width, "height": height}
 
 
 # --------------------------------------------------------------------------- errors
@@ -590,7 +594,7 @@ def _format_syntax_error(error: SyntaxError, source: str) -> dict:
             text_lines.append("    " + " " * caret_start + "^" * width)
     text_lines.append(f"{type(error).__name__}: {error.msg}")
     return {
-        "type": "error",
+        "type": OUTPUT.ERROR,
         "ename": type(error).__name__,
         "evalue": error.msg,
         "traceback": "\n".join(text_lines),
@@ -644,7 +648,7 @@ def _format_exception(error: BaseException, filename: str, lines: list[str],
     text_lines.extend(traceback.format_exception_only(type(error), error)[-1:])
     text = "\n".join(line.rstrip("\n") for line in text_lines)
     return {
-        "type": "error",
+        "type": OUTPUT.ERROR,
         "ename": ename,
         "evalue": evalue,
         "traceback": _cap_text(text, min(max_chars, TRACEBACK_MAX_CHARS)),
@@ -700,7 +704,7 @@ def _format_stop(error: BaseException, filename: str) -> dict:
     cell_frames, _ = _cell_frames(error, filename)
     where = f" en la línea {cell_frames[-1].lineno}" if cell_frames else ""
     return {
-        "type": "error",
+        "type": OUTPUT.ERROR,
         "ename": "KeyboardInterrupt",
         "evalue": STOPPED_MESSAGE,
         "traceback": f"Ejecución detenida{where} (KeyboardInterrupt).",

@@ -1,11 +1,11 @@
-"""El censo sintético de la clase: 5.000 personas con la estructura del dataset Adult.
+"""El censo sintético de la clase: 5000 personas con la estructura del conjunto de datos Adult.
 
-El libro de Near y Abuah trabaja con el dataset "Adult" del US Census (Kohavi y
+El libro de Near y Abuah trabaja con el conjunto de datos "Adult" del US Census (Kohavi y
 Becker 1996, UCI Machine Learning Repository). Aquí usamos un censo
 *sintético* con la misma estructura: edad de 17 a 90 años, los 16 niveles
 educativos de Adult (en español y en el mismo orden), sexo, horas de trabajo
 por semana, ganancia de capital (casi siempre 0, con una cola pesada hasta el
-tope de 99.999 que usa Adult) e ingreso alto (verdadero para cerca de una de
+tope de 99 999 que usa Adult) e ingreso alto (verdadero para cerca de una de
 cada cuatro personas, más probable con más edad y más educación).
 
 Nadie en este censo existe. Los nombres se arman al azar con nombres y
@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ._checks import check_positive_int, check_rng, describe
+from .numbers import format_number
 
 __all__ = [
     "CENSUS_SEED",
@@ -78,12 +79,12 @@ EDUCATION_LEVELS = (
     "11.º",
     "12.º sin título",
     "Bachillerato",
-    "Algo de universidad",
+    "Universidad incompleta",
     "Técnico vocacional",
     "Técnico académico",
     "Licenciatura",
     "Maestría",
-    "Escuela profesional",
+    "Posgrado profesional",
     "Doctorado",
 )
 """Los 16 niveles de Adult, en su orden: ``education_num`` = posición + 1.
@@ -104,7 +105,7 @@ COLUMNS = (
 )
 
 # Frecuencias de cada nivel educativo en Adult (conjunto de entrenamiento,
-# 32.561 filas). Solo fijan la forma del histograma sintético.
+# 32 561 filas). Solo fijan la forma del histograma sintético.
 _EDUCATION_COUNTS = np.array(
     [51, 168, 333, 646, 514, 933, 1175, 433, 10501, 7291, 1382, 1067, 5355, 1723, 576, 413],
     dtype=float,
@@ -277,7 +278,7 @@ class Census:
         """Una línea por columna: nombre, tipo y los primeros valores (cabe en ``width``)."""
         width = check_positive_int(width, name="width")
         kinds = {"b": "bool", "i": "int", "u": "int", "f": "float", "U": "texto"}
-        header = f"Censo sintético: {_thousands(self._size)} personas × {len(self._data)} columnas"
+        header = f"Censo sintético: {format_number(self._size)} personas × {len(self._data)} columnas"
         lines = [header]
         name_width = max(len(name) for name in self._data)
         for name, values in self._data.items():
@@ -307,10 +308,6 @@ def _format_value(value) -> str:
     if isinstance(value, (bool, np.bool_)):
         return "True" if value else "False"
     return str(value)
-
-
-def _thousands(number: int) -> str:
-    return f"{number:,}".replace(",", ".")
 
 
 # -------------------------------------------------------------- generación --
@@ -354,7 +351,7 @@ def generate_census(rng: np.random.Generator, *, size: int = CENSUS_SIZE) -> Cen
       z = −13,7 + 0,1·min(edad, 62) + 0,75·educación + 0,5·[hombre] + 0,02·(horas − 40),
       de modo que la edad y la educación explican buena parte del ingreso;
     * ganancia de capital: 0 salvo para el 5 % (15 % si el ingreso es alto); el
-      resto log-normal con mediana ≈ 3.000 y un 6 % topado en 99.999, como Adult.
+      resto log-normal con mediana ≈ 3000 y un 6 % topado en 99 999, como Adult.
 
     Una persona (una mujer con ingreso alto) se renombra ``KAREN_NAME``; nadie
     más se llama Karen.
@@ -485,7 +482,7 @@ _CACHE: dict = {}
 
 
 def load_census() -> Census:
-    """Devuelve el censo sintético de 5.000 personas (leído una vez, luego desde caché).
+    """Devuelve el censo sintético de 5000 personas (leído una vez, luego desde caché).
 
     Siempre es el mismo objeto de solo lectura: cada celda puede llamarla sin
     costo y ninguna puede alterar los datos de las demás.
@@ -511,7 +508,7 @@ def main(argv=None) -> int:
     census = generate_census(np.random.default_rng(CENSUS_SEED))
     if args.write:
         path = write_census(args.path, census)
-        print(f"escrito {path} ({_thousands(len(census))} personas)")
+        print(f"escrito {path} ({format_number(len(census))} personas)")
     else:
         print(census)
     return 0

@@ -21,26 +21,14 @@ Convenciones compartidas por todas las figuras:
   ``TICK_SIZE`` = 13,5 pt las cifras de las marcas miden unos 13 px de alto
   en la diapositiva, y los rótulos de los ejes unos 15 px.
 
-Los números que calcula el mazo (figuras y salida de las celdas) agrupan
-los miles igual: con un espacio, desde cinco cifras (``79 433``; ``3236``
-queda junto, como en la clase), la recomendación de la RAE y de ISO 80000.
-El espacio no se confunde con un decimal ni con coma ni con punto, así que
-sirve a los dos medios:
+Los números de las leyendas, rótulos y marcas siguen la regla del mazo,
+definida una sola vez en ``dpdeck.numbers``: coma decimal (``0,5``), miles
+agrupados con un espacio desde cinco cifras (``79 433``; ``3236`` queda
+junto) y, donde un número de cuatro cifras convive con otros mayores en la
+misma leyenda, también agrupado (``9 594`` junto a ``99 999``).
 
-* figuras: coma decimal, como el texto de la clase (``0,5``, ``79 433``);
-  donde un número de cuatro cifras convive con otros mayores en la misma
-  leyenda, también se agrupa (``format_number(..., group_thousands=True)``:
-  ``9 594`` junto a ``99 999``);
-* salida de las celdas: es salida de Python, con punto decimal (``2.0``),
-  y los enteros grandes con ``format_thousands`` (``4 588 248``), nunca con
-  ``_`` (es código) ni con una coma o un punto, que se leerían como
-  decimales.
-
-El texto de las diapositivas conserva la tipografía de la clase
-(``5.000 personas``).
-
-``DEMOS`` asocia un nombre a una función sin argumentos que construye cada
-figura con los datos de la celda correspondiente; ``dpdeck.bench`` las mide.
+Los experimentos que producen los datos de cada figura (con los parámetros de
+su diapositiva) viven en ``dpdeck.experiments``; aquí solo se dibuja.
 """
 
 from __future__ import annotations
@@ -52,11 +40,11 @@ import numpy as np
 from matplotlib import ticker
 from matplotlib.figure import Figure
 
+from .numbers import PERCENT_SIGN, format_number
+
 __all__ = [
     "FIGSIZE",
     "COLORS",
-    "format_number",
-    "format_thousands",
     "use_decimal_comma",
     "plot_laplace_densities",
     "plot_attack_through_noise",
@@ -71,7 +59,6 @@ __all__ = [
     "plot_gradient_norms",
     "plot_privacy_utility",
     "plot_iterations_cost",
-    "DEMOS",
 ]
 
 # Ancho × alto en pulgadas: a 120 ppp son 600×426 píxeles, que la diapositiva
@@ -124,59 +111,6 @@ STYLE = {
 
 
 # ------------------------------------------------------------------ formato --
-
-
-# Un espacio común: se ve igual en la fuente de las figuras y en la de la
-# salida de las celdas, y lo que imprime una celda se copia sin sorpresas.
-_THOUSANDS_SEPARATOR = " "
-
-
-def _group_digits(digits: str, separator: str) -> str:
-    groups = []
-    while digits:
-        groups.insert(0, digits[-3:])
-        digits = digits[:-3]
-    return separator.join(groups)
-
-
-def format_number(value, decimals: int | None = None, *, group_thousands: bool = False) -> str:
-    """Escribe un número con coma decimal: ``format_number(0.5) == "0,5"``.
-
-    Sin ``decimals`` usa la representación más corta (``repr`` de Python, sin
-    ceros sobrantes); con ``decimals`` redondea a esa cantidad de cifras. Los
-    miles se separan con un espacio desde cinco cifras (``79 433``; ``3236``
-    queda junto, como en la clase); con ``group_thousands=True`` también
-    desde cuatro (``9 594``), para que una leyenda que mezcla tamaños se lea
-    pareja.
-    """
-    number = float(value)
-    if decimals is None:
-        text = f"{number:.12g}" if abs(number) < 1e15 else f"{number:.0f}"
-    else:
-        text = f"{number:.{decimals}f}"
-    whole, _, fraction = text.partition(".")
-    sign, digits = ("\u2212", whole[1:]) if whole.startswith("-") else ("", whole)
-    if digits.isdigit() and len(digits) > (3 if group_thousands else 4):
-        digits = _group_digits(digits, _THOUSANDS_SEPARATOR)
-    return sign + digits + ("," + fraction if fraction else "")
-
-
-def format_thousands(value, decimals: int = 0) -> str:
-    """Escribe un número como lo imprime Python, con los miles separados por un espacio.
-
-    ``format_thousands(4588248) == "4 588 248"``; ``format_thousands(4999.7, 1)
-    == "4999.7"``. Punto decimal, como el resto de la salida de una celda;
-    los grupos de tres cifras, desde cinco cifras, van con un espacio, como
-    en las figuras, que no se confunde con un decimal ni en español ni en
-    inglés, a diferencia de ``_``, ``.`` o ``,``.
-    """
-    number = float(value)
-    text = f"{number:.{int(decimals)}f}"
-    whole, _, fraction = text.partition(".")
-    sign, digits = ("-", whole[1:]) if whole.startswith("-") else ("", whole)
-    if digits.isdigit() and len(digits) > 4:
-        digits = _group_digits(digits, _THOUSANDS_SEPARATOR)
-    return sign + digits + ("." + fraction if fraction else "")
 
 
 def _comma(text: str) -> str:
@@ -312,7 +246,7 @@ def _percent_ticks(axis) -> None:
     etiqueta sin decimales nunca redondea (0,775 no se escribe «78 %»).
     """
     axis.set_major_locator(ticker.MaxNLocator(nbins=5, steps=[1, 2, 5, 10]))
-    axis.set_major_formatter(ticker.PercentFormatter(xmax=1, decimals=0, symbol="\u00a0%"))
+    axis.set_major_formatter(ticker.PercentFormatter(xmax=1, decimals=0, symbol=PERCENT_SIGN))
 
 
 def _as_float_array(values, *, name: str) -> np.ndarray:
@@ -357,7 +291,7 @@ def _plot_accuracy_band(ax, xs, accuracies, *, xs_name: str) -> np.ndarray:
 
 @_styled
 def plot_laplace_densities(x, densities) -> Figure:
-    """Densidades de Laplace para varios ε (diapositiva «ε determina la sensibilidad»).
+    """Densidades de Laplace para varios ε (diapositiva «ε determina la dispersión del ruido»).
 
     ``densities`` asocia cada ε a la densidad evaluada en ``x``. Menos ε,
     campana más ancha y más baja: más privacidad, menos utilidad.
@@ -391,7 +325,7 @@ def plot_attack_through_noise(differences, *, signal=1.0) -> Figure:
                label=f"señal: {format_number(signal)}")
     ax.set_xlabel("consulta 1 − consulta 2 (con ruido)")
     ax.set_ylabel("número de ataques")
-    _legend_on_top(figure, ax, ncols=3)
+    _legend_on_top(figure, ax, ncols=2)
     _style_axes(ax, grid_axis="y")
     return figure
 
@@ -621,9 +555,9 @@ def plot_accountants(ks, curves) -> Figure:
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("publicaciones Gaussianas, k")
+    ax.set_xlabel("publicaciones gaussianas, k")
     ax.set_ylabel("ε total")
-    _legend_on_top(figure, ax, ncols=3)
+    _legend_on_top(figure, ax, ncols=2)
     low, high = ax.get_ylim()
     ax.set_ylim(low, high * 4)
     _style_axes(ax)
@@ -726,7 +660,9 @@ def plot_iterations_cost(iterations, accuracies, *, epsilon, majority=None) -> F
     """
     iterations = _as_float_array(iterations, name="iterations")
     accuracies = np.asarray(accuracies, dtype=float)
-    figure, ax = _new_figure()
+    # A little lower than the others: its slide carries two paragraphs of the lecture
+    # around the cell, and the figure sets the cell's height.
+    figure, ax = _new_figure((FIGSIZE[0], FIGSIZE[1] - 0.15))
     mean = _plot_accuracy_band(ax, iterations, accuracies, xs_name="iteraciones")
     if majority is not None:
         ax.axhline(float(majority), color=COLORS["gris"], linestyle=":", linewidth=2.4,
@@ -744,162 +680,3 @@ def plot_iterations_cost(iterations, accuracies, *, epsilon, majority=None) -> F
     _legend_on_top(figure, ax, ncols=2)
     _style_axes(ax)
     return figure
-
-
-# ------------------------------------------------------------------ demos --
-# Cada demostración calcula sus datos como la celda de la diapositiva (mismas
-# funciones, mismas semillas) y dibuja la figura: así el banco de pruebas mide
-# lo que cuesta la celda entera, no solo el dibujo.
-
-
-def _demo_laplace_densities() -> Figure:
-    from .mechanisms import laplace_density, laplace_scale
-
-    x = np.linspace(-10, 10, 801)
-    densities = {
-        epsilon: laplace_density(x, scale=laplace_scale(sensitivity=1, epsilon=epsilon))
-        for epsilon in (0.25, 0.5, 1, 2)
-    }
-    return plot_laplace_densities(x, densities)
-
-
-def _demo_attack_through_noise() -> Figure:
-    from .data import KAREN_NAME, load_census
-    from .mechanisms import laplace_mechanism
-
-    census = load_census()
-    karen = census.name == KAREN_NAME
-    queries = [census.high_income.sum(), census.high_income[~karen].sum()]
-    noisy = laplace_mechanism(np.tile(queries, (2000, 1)), sensitivity=1, epsilon=0.5,
-                              rng=np.random.default_rng(3))
-    return plot_attack_through_noise(noisy[:, 0] - noisy[:, 1], signal=1)
-
-
-def _demo_averaging_error() -> Figure:
-    from .queries import measure_averaging_error
-
-    ks = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
-    measured = measure_averaging_error(42, ks=ks, epsilon=0.5, rng=np.random.default_rng(8), trials=400)
-    return plot_averaging_error(ks, measured["error"], expected=measured["expected"])
-
-
-def _demo_private_histogram() -> Figure:
-    from .data import EDUCATION_LEVELS, load_census
-    from .queries import histogram_counts, private_histogram
-
-    education = load_census().education
-    true_counts = histogram_counts(education, categories=EDUCATION_LEVELS)
-    private = private_histogram(education, categories=EDUCATION_LEVELS, epsilon=0.5,
-                                rng=np.random.default_rng(10))
-    return plot_private_histogram(EDUCATION_LEVELS, true_counts, private)
-
-
-def _demo_clipping_elbow() -> Figure:
-    from .data import load_census
-    from .queries import measure_clipping_error
-
-    elbow = measure_clipping_error(load_census().capital_gain, bounds=np.geomspace(100, 1_000_000, 41),
-                                   epsilon=0.1, rng=np.random.default_rng(14), trials=300)
-    return plot_clipping_elbow(elbow["bounds"], elbow["bias"], elbow["noise"], elbow["total"])
-
-
-def _demo_local_sensitivity_leak() -> Figure:
-    from .data import load_census
-    from .queries import measure_local_sensitivity_leak
-
-    gains = load_census().capital_gain
-    leak = measure_local_sensitivity_leak(gains[gains < 10_000], extreme_value=99_999, epsilon=1.0,
-                                          rng=np.random.default_rng(17))
-    return plot_local_sensitivity_leak(leak["scale_without"], leak["scale_with"],
-                                       shift=99_999, threshold=leak["threshold"])
-
-
-def _demo_laplace_vs_gauss() -> Figure:
-    from .mechanisms import gaussian_density, gaussian_sigma, laplace_density, laplace_scale
-
-    x = np.linspace(-30, 30, 1201)
-    laplace = laplace_density(x, scale=laplace_scale(sensitivity=1, epsilon=0.5))
-    gauss = gaussian_density(x, sigma=gaussian_sigma(sensitivity=1, epsilon=0.5, delta=1e-5))
-    return plot_laplace_vs_gauss(x, laplace, gauss)
-
-
-def _demo_vector_noise() -> Figure:
-    from .queries import laplace_vs_gaussian_vector_error
-
-    ks = np.arange(1, 41)
-    noise = laplace_vs_gaussian_vector_error(ks, epsilon=0.5, delta=1e-5)
-    crossing = int(ks[np.argmax(noise["gauss"] < noise["laplace"])])
-    return plot_vector_noise(ks, noise["laplace"], noise["gauss"], crossing=crossing)
-
-
-def _demo_accountants() -> Figure:
-    from .accounting import (
-        gaussian_advanced_epsilon,
-        gaussian_rdp_epsilon,
-        gaussian_sequential_epsilon,
-    )
-
-    ks = np.unique(np.geomspace(1, 10_000, 30).astype(int)).tolist()
-    noise = {"sigma": 20, "delta": 1e-5, "sensitivity": 1}
-    curves = {
-        "secuencial": [gaussian_sequential_epsilon(steps=k, **noise) for k in ks],
-        "avanzada": [gaussian_advanced_epsilon(steps=k, **noise) for k in ks],
-        "renyi": [gaussian_rdp_epsilon(steps=k, **noise)[0] for k in ks],
-    }
-    return plot_accountants(ks, curves)
-
-
-def _demo_rdp_conversion() -> Figure:
-    from .accounting import gaussian_rdp
-
-    alphas = np.linspace(1.2, 6, 481)
-    rdp = 10_000 * gaussian_rdp(alpha=alphas, sigma=20)
-    conversion = np.log(1 / 1e-5) / (alphas - 1)
-    return plot_rdp_conversion(alphas, rdp, conversion)
-
-
-def _demo_gradient_norms() -> Figure:
-    from .data import load_census
-    from .learning import compute_gradient_norms, make_dataset, make_initial_theta
-
-    X, y = make_dataset(load_census())
-    return plot_gradient_norms(compute_gradient_norms(make_initial_theta(), X, y), clip_norm=1.0)
-
-
-def _demo_privacy_utility() -> Figure:
-    from .data import load_census
-    from .learning import make_dataset, privacy_utility_curve
-
-    X, y = make_dataset(load_census())
-    epsilons = np.geomspace(0.02, 8, 12)
-    curve = privacy_utility_curve(X, y, epsilons=epsilons, rng=np.random.default_rng(0), repeats=10)
-    return plot_privacy_utility(epsilons, curve["accuracies"], nonprivate=curve["nonprivate"],
-                                majority=curve["majority"])
-
-
-def _demo_iterations_cost() -> Figure:
-    from .data import load_census
-    from .learning import iterations_curve, make_dataset
-
-    X, y = make_dataset(load_census())
-    grid = [1, 2, 3, 5, 8, 13, 20, 30, 50, 80, 130, 200]
-    curve = iterations_curve(X, y, epsilon=0.5, iterations_grid=grid, rng=np.random.default_rng(0),
-                             repeats=10)
-    return plot_iterations_cost(grid, curve["accuracies"], epsilon=0.5, majority=curve["majority"])
-
-
-DEMOS = {
-    "laplace_densities": _demo_laplace_densities,
-    "attack_through_noise": _demo_attack_through_noise,
-    "averaging_error": _demo_averaging_error,
-    "private_histogram": _demo_private_histogram,
-    "clipping_elbow": _demo_clipping_elbow,
-    "local_sensitivity_leak": _demo_local_sensitivity_leak,
-    "laplace_vs_gauss": _demo_laplace_vs_gauss,
-    "vector_noise": _demo_vector_noise,
-    "accountants": _demo_accountants,
-    "rdp_conversion": _demo_rdp_conversion,
-    "gradient_norms": _demo_gradient_norms,
-    "privacy_utility": _demo_privacy_utility,
-    "iterations_cost": _demo_iterations_cost,
-}

@@ -6,11 +6,16 @@ depende de una sola: publicar el gradiente en cada iteración es publicar una
 consulta de suma. La protegemos como a cualquier suma (capítulo 5 de la clase;
 Near y Abuah, cap. 11; Abadi et al. 2016):
 
-1. recortar el gradiente de cada persona a norma L2 ≤ C (sensibilidad C);
-2. sumar ruido Gaussiano N(0, σ² I) a la suma, con la calibración clásica
+1. estimar en privado el tamaño n de la base con una parte del presupuesto,
+   ε_n = 5 % de ε (un conteo: sensibilidad 1, ruido de Laplace). Con bases
+   vecinas que agregan o quitan a una persona, n también es un dato: usar el
+   n exacto para dividir la suma o para fijar el paso lo publicaría;
+2. recortar el gradiente de cada persona a norma L2 ≤ C (sensibilidad C);
+3. sumar ruido gaussiano N(0, σ² I) a la suma, con la calibración clásica
    σ = C·√(2 ln(1,25/δ_t))/ε_t;
-3. contabilizar T iteraciones con composición secuencial: ε_t = ε/T y
-   δ_t = δ/T, de modo que el entrenamiento completo es (ε, δ)-DP.
+4. contabilizar con composición secuencial el conteo y las T iteraciones:
+   ε_t = (ε − ε_n)/T y δ_t = δ/T, de modo que el entrenamiento completo es
+   (ε, δ)-DP.
 
 Variables explicativas con constantes FIJAS. Centrar y escalar con la media y
 la desviación estándar de nuestra base sería otra consulta sobre los datos
@@ -19,10 +24,13 @@ redondos cercanos a las estadísticas publicadas del Adult real (edad media
 38,6 con desviación 13,6; educación media 10,1 con desviación 2,6): edad
 (a − 40)/15 y educación (e − 10)/3. No dependen de nadie en la base.
 
+Todo el ruido se muestrea en ``dpdeck.mechanisms``; con ``ledger=libro`` el
+descenso anota en un ``dpdeck.accounting.PrivacyLedger`` el conteo y las T
+sumas de gradientes que publica.
+
 Código de enseñanza: descenso de gradiente de lote completo y composición
 secuencial (no DP-SGD con muestreo de Poisson ni contabilidad de Rényi), ruido
-en punto flotante (Mironov 2012), privacidad por registro y no por usuario, y
-el tamaño n de la base se trata como público (dividimos la suma por n).
+en punto flotante (Mironov 2012) y privacidad por registro, no por usuario.
 """
 
 from __future__ import annotations
@@ -41,7 +49,7 @@ from ._checks import (
     check_rng,
     describe,
 )
-from .mechanisms import gaussian_sigma
+from .mechanisms import add_gaussian_noise, gaussian_sigma, laplace_mechanism, laplace_scale
 
 __all__ = [
     "AGE_CENTER",
@@ -54,17 +62,21 @@ __all__ = [
     "DEFAULT_CLIP_NORM",
     "DEFAULT_LEARNING_RATE",
     "DEFAULT_NOISE_RADIUS",
+    "DEFAULT_COUNT_SHARE",
     "make_features",
     "make_dataset",
     "train_test_split",
+    "split_census",
     "sigmoid",
     "make_initial_theta",
     "compute_gradients",
     "compute_gradient_norms",
     "clip_gradients",
     "train_logistic",
+    "split_budget",
     "compute_noise_sigma",
     "compute_step_size",
+    "calibrate_training",
     "noisy_gradient_descent",
     "predict",
     "accuracy",
@@ -83,7 +95,7 @@ EDUCATION_CENTER = 10.0
 EDUCATION_SCALE = 3.0
 
 PUBLIC_HIGH_INCOME_RATE = 0.24
-"""Proporción pública de ingreso alto: el 24 % de las 48.842 filas del Adult real.
+"""Proporción pública de ingreso alto: el 24 % de las 48 842 filas del Adult real.
 
 Es información publicada (no de nuestro censo): el punto de partida del modelo
 es "predecir la clase mayoritaria", el que un analista sin datos elegiría.
@@ -94,6 +106,8 @@ DEFAULT_ITERATIONS = 10
 DEFAULT_CLIP_NORM = 1.0
 DEFAULT_LEARNING_RATE = 4.0
 DEFAULT_NOISE_RADIUS = 0.2
+DEFAULT_COUNT_SHARE = 0.05
+"""Fracción de ε que el descenso privado gasta en estimar n (el resto va a los T pasos)."""
 
 
 # ------------------------------------------------------------------ datos --
@@ -179,6 +193,19 @@ def train_test_split(X, y, *, test_fraction=0.2, rng) -> tuple:
     return X[train], X[test], y[train], y[test]
 
 
+def split_census(*, rng, census=None, test_fraction=0.2) -> tuple:
+    """(X_train, X_test, y_train, y_test) del censo de la clase: ``make_dataset`` y ``train_test_split``.
+
+    Con ``census=None`` usa ``dpdeck.data.load_census()``.
+    """
+    if census is None:
+        from .data import load_census
+
+        census = load_census()
+    X, y = make_dataset(census)
+    return train_test_split(X, y, test_fraction=test_fraction, rng=rng)
+
+
 # ---------------------------------------------------------------- modelo --
 
 
@@ -253,16 +280,30 @@ def train_logistic(X, y, *, iterations=200, learning_rate=DEFAULT_LEARNING_RATE,
     return theta
 
 
-def compute_noise_sigma(*, epsilon, delta, iterations, clip_norm) -> float:
-    """σ del ruido de cada iteración: Gaussiano clásico con ε/T y δ/T.
+def split_budget(*, epsilon, count_share=DEFAULT_COUNT_SHARE) -> tuple:
+    """Reparte ε entre el conteo de n y los pasos: (ε_n, ε − ε_n), con ε_n = ``count_share``·ε.
 
-    Fórmula: σ = C · √(2 ln(1,25 T/δ)) · T/ε.
+    Composición secuencial (Dwork y Roth 2014, Teorema 3.16): el conteo
+    (ε_n, 0)-DP y los pasos (ε − ε_n, δ)-DP suman (ε, δ).
+    """
+    epsilon = check_epsilon(epsilon)
+    share = check_positive(count_share, name="count_share")
+    if not share < 1:
+        raise ValueError(f"count_share debe estar en (0, 1); se recibió {describe(count_share)}")
+    return share * epsilon, (1.0 - share) * epsilon
+
+
+def compute_noise_sigma(*, epsilon, delta, iterations, clip_norm) -> float:
+    """σ del ruido de cada iteración: gaussiano clásico con ε/T y δ/T.
+
+    Fórmula: σ = C · √(2 ln(1,25 T/δ)) · T/ε, con ε el presupuesto de los T
+    pasos (en ``noisy_gradient_descent``, lo que queda después del conteo).
 
     Garantía: cada iteración es (ε/T, δ/T)-DP (sensibilidad L2 = C tras el
     recorte); por composición secuencial las T iteraciones son (ε, δ)-DP.
     Referencia: Dwork y Roth (2014), Teorema A.1 y Teorema 3.16.
 
-    El Gaussiano clásico exige ε/T < 1: con ε ≥ T hay que subir T (o usar una
+    El gaussiano clásico exige ε/T < 1: con ε ≥ T hay que subir T (o usar una
     contabilidad de Rényi, que esta versión didáctica no usa).
     """
     epsilon = check_epsilon(epsilon)
@@ -271,76 +312,117 @@ def compute_noise_sigma(*, epsilon, delta, iterations, clip_norm) -> float:
     clip_norm = check_positive(clip_norm, name="clip_norm")
     if epsilon / iterations >= 1:
         raise ValueError(
-            f"epsilon/iterations debe ser menor que 1 para el Gaussiano clásico; se recibió "
+            f"epsilon/iterations debe ser menor que 1 para el gaussiano clásico; se recibió "
             f"epsilon={describe(epsilon)} con iterations={iterations} (ε por paso = "
             f"{epsilon / iterations:g}). Use más iteraciones o un ε menor."
         )
     return gaussian_sigma(sensitivity=clip_norm, epsilon=epsilon / iterations, delta=delta / iterations)
 
 
-def compute_step_size(*, sigma, n, iterations, dimension, learning_rate, noise_radius) -> float:
+def compute_step_size(*, sigma, n, iterations, dimension, learning_rate=DEFAULT_LEARNING_RATE,
+                      noise_radius=DEFAULT_NOISE_RADIUS):
     """Paso del descenso privado: η = min(η_max, r · n / (σ √(T d))).
 
     El ruido que el descenso acumula en θ tras T pasos es η/n · Σ_t Z_t, con
     norma esperada ≈ η σ √(T d)/n. Este paso la limita a ``noise_radius`` (r):
     con poco ruido se usa η_max; con mucho, el paso se achica y el modelo se
     queda cerca de su punto de partida (la clase mayoritaria) en vez de
-    moverse al azar. El paso depende solo de parámetros públicos (σ, n, T,
-    d), así que no gasta presupuesto. Es la regla clásica de descenso
-    estocástico, paso ∝ 1/(G √T) con G la escala del gradiente ruidoso
-    (Bassily, Smith y Thakurta 2014).
+    moverse al azar. El paso depende solo de números ya públicos (σ, T, d y
+    el n estimado en privado), así que no gasta presupuesto. Es la regla
+    clásica de descenso estocástico, paso ∝ 1/(G √T) con G la escala del
+    gradiente ruidoso (Bassily, Smith y Thakurta 2014).
+
+    ``n`` puede ser un número o un arreglo (un n estimado por corrida): el
+    paso es entonces un arreglo.
     """
     sigma = check_finite(sigma, name="sigma")
     if sigma < 0:
         raise ValueError(f"sigma no puede ser negativa; se recibió {describe(sigma)}")
-    n = check_positive_int(n, name="n")
+    n = check_finite(n, name="n")
+    if np.any(np.asarray(n) <= 0):
+        raise ValueError(f"n debe ser positivo; se recibió {describe(n)}")
     iterations = check_positive_int(iterations, name="iterations")
     dimension = check_positive_int(dimension, name="dimension")
     learning_rate = check_positive(learning_rate, name="learning_rate")
     noise_radius = check_positive(noise_radius, name="noise_radius")
     if sigma == 0:
-        return learning_rate
-    return min(learning_rate, noise_radius * n / (sigma * math.sqrt(iterations * dimension)))
+        return learning_rate if np.ndim(n) == 0 else np.full(np.shape(n), learning_rate)
+    step = np.minimum(learning_rate, noise_radius * np.asarray(n) / (sigma * math.sqrt(iterations * dimension)))
+    return float(step) if np.ndim(n) == 0 else step
 
 
-def _descend_noisily(X, y, theta, *, sigma, step, iterations, clip_norm, rng, repeats):
+def _descend_noisily(X, y, theta, *, sigma, step_over_n, iterations, clip_norm, rng, repeats):
     """``repeats`` descensos privados independientes a la vez (filas de ``theta``).
 
     El gradiente de cada persona es (σ(xᵢ·θ) − yᵢ)·xᵢ, así que su norma es
     |σ(xᵢ·θ) − yᵢ|·‖xᵢ‖: el recorte por persona se aplica como un factor
     escalar y la suma recortada es Xᵀ(residuo · factor), sin bucles sobre
-    personas. Con ``repeats=1`` el flujo aleatorio es el de una sola corrida.
+    personas (es exactamente Σᵢ clip_C(gᵢ)). ``step_over_n`` es η/n̂ de cada
+    corrida. Con ``repeats=1`` el flujo aleatorio es el de una sola corrida.
     """
-    n, dimension = X.shape
     row_norms = np.linalg.norm(X, axis=1)[:, None]
     thetas = np.repeat(theta[None, :], repeats, axis=0)
     for _ in range(iterations):
         residual = sigmoid(X @ thetas.T) - y[:, None]  # n × repeats
         scale = np.minimum(1.0, clip_norm / np.maximum(np.abs(residual) * row_norms, 1e-300))
         clipped_sum = (X.T @ (residual * scale)).T  # repeats × d
-        noise = rng.normal(0.0, sigma, size=(repeats, dimension))
-        thetas -= step * (clipped_sum + noise) / n
+        thetas = thetas - step_over_n[:, None] * add_gaussian_noise(clipped_sum, sigma=sigma, rng=rng)
     return thetas
 
 
+def calibrate_training(shape, *, epsilon, delta, iterations, clip_norm, rng,
+                       count_share=DEFAULT_COUNT_SHARE, learning_rate=DEFAULT_LEARNING_RATE,
+                       noise_radius=DEFAULT_NOISE_RADIUS, repeats=None, ledger=None) -> tuple:
+    """Lo que el descenso privado fija antes de su primer paso: (n̂, σ, η).
+
+    ``shape`` es la forma (n, d) de los datos de entrenamiento. Con
+    ε_n = ``count_share``·ε y ε_g = ε − ε_n (``split_budget``):
+
+    * n̂ = max(1, n + Lap(1/ε_n)): el tamaño, publicado en privado (un conteo,
+      sensibilidad 1; el máximo con 1 es posprocesamiento);
+    * σ = ``compute_noise_sigma`` con ε_g y δ para los T pasos;
+    * η = ``compute_step_size`` con n̂: solo números ya públicos.
+
+    Garantía: publicar n̂ es (ε_n, 0)-DP; σ y η no miran los datos. Con
+    ``repeats`` devuelve n̂ y η como arreglos, uno por corrida independiente.
+    Con ``ledger`` anota el conteo.
+    """
+    n, dimension = (check_positive_int(value, name="shape") for value in shape)
+    epsilon_count, epsilon_steps = split_budget(epsilon=epsilon, count_share=count_share)
+    sigma = compute_noise_sigma(epsilon=epsilon_steps, delta=delta, iterations=iterations, clip_norm=clip_norm)
+    rng = check_rng(rng)
+    size = 1 if repeats is None else check_positive_int(repeats, name="repeats")
+    noisy_n = np.maximum(laplace_mechanism(np.full(size, float(n)), sensitivity=1.0, epsilon=epsilon_count,
+                                           rng=rng), 1.0)
+    step = compute_step_size(sigma=sigma, n=noisy_n, iterations=iterations, dimension=dimension,
+                             learning_rate=learning_rate, noise_radius=noise_radius)
+    if ledger is not None:
+        ledger.record_laplace("conteo de personas", sensitivity=1.0,
+                              scale=laplace_scale(sensitivity=1.0, epsilon=epsilon_count))
+    if repeats is None:
+        return float(noisy_n[0]), sigma, float(step[0])
+    return noisy_n, sigma, step
+
+
 def _train_noisily(X, y, *, epsilon, delta, iterations, clip_norm, rng, learning_rate, noise_radius,
-                   initial_theta, repeats):
+                   initial_theta, repeats, count_share=DEFAULT_COUNT_SHARE, ledger=None):
     """``repeats`` entrenamientos privados con la calibración de ``noisy_gradient_descent``.
 
-    σ sale de ``compute_noise_sigma`` y η de ``compute_step_size``; lo comparten
-    el descenso de una sola corrida y las dos curvas, para que las curvas midan
-    exactamente lo que publica ``noisy_gradient_descent``.
+    Cada corrida estima su n con ``calibrate_training``, que también da σ y
+    η. Lo comparten el descenso de una sola corrida y las dos curvas, para que
+    las curvas midan exactamente lo que publica ``noisy_gradient_descent``.
     """
-    sigma = compute_noise_sigma(epsilon=epsilon, delta=delta, iterations=iterations, clip_norm=clip_norm)
-    rng = check_rng(rng)
-    n, dimension = X.shape
-    step = compute_step_size(
-        sigma=sigma, n=n, iterations=iterations, dimension=dimension,
-        learning_rate=learning_rate, noise_radius=noise_radius,
+    noisy_n, sigma, step = calibrate_training(
+        X.shape, epsilon=epsilon, delta=delta, iterations=iterations, clip_norm=clip_norm, rng=rng,
+        count_share=count_share, learning_rate=learning_rate, noise_radius=noise_radius,
+        repeats=repeats, ledger=ledger,
     )
-    theta = make_initial_theta(dimension) if initial_theta is None else _check_theta(initial_theta, dimension)
+    if ledger is not None:
+        ledger.record_gaussian("suma de gradientes recortados", sensitivity=float(clip_norm), sigma=sigma,
+                               delta=delta / iterations, count=int(iterations))
+    theta = make_initial_theta(X.shape[1]) if initial_theta is None else _check_theta(initial_theta, X.shape[1])
     return _descend_noisily(
-        X, y, theta, sigma=sigma, step=step, iterations=int(iterations),
+        X, y, theta, sigma=sigma, step_over_n=step / noisy_n, iterations=int(iterations),
         clip_norm=float(clip_norm), rng=rng, repeats=repeats,
     )
 
@@ -357,23 +439,28 @@ def noisy_gradient_descent(
     learning_rate=DEFAULT_LEARNING_RATE,
     noise_radius=DEFAULT_NOISE_RADIUS,
     initial_theta=None,
+    count_share=DEFAULT_COUNT_SHARE,
+    ledger=None,
 ) -> np.ndarray:
     """Descenso de gradiente privado (lote completo) para regresión logística.
 
-    Fórmula, T = ``iterations`` veces:
-        θ ← θ − η · (Σᵢ clip_C(gᵢ(θ)) + Z) / n,   Z ~ N(0, σ² I),
-        σ = C · √(2 ln(1,25 T/δ)) · T/ε   (Gaussiano clásico con ε/T y δ/T),
-        η = min(η_max, r n/(σ √(T d)))    (``compute_step_size``).
+    Fórmula, con ε_n = ``count_share``·ε y ε_g = ε − ε_n:
+        n̂ = max(1, n + Lap(1/ε_n))        (el tamaño, estimado en privado),
+        σ = C · √(2 ln(1,25 T/δ)) · T/ε_g (gaussiano clásico con ε_g/T y δ/T),
+        η = min(η_max, r n̂/(σ √(T d)))   (``compute_step_size``),
+    y T = ``iterations`` veces:
+        θ ← θ − η · (Σᵢ clip_C(gᵢ(θ)) + Z) / n̂,   Z ~ N(0, σ² I).
 
     Garantía: (ε, δ)-privacidad diferencial del vector θ publicado, por registro
-    (agregar o quitar una persona), con n tratado como público. Cada iteración
-    publica una suma de sensibilidad L2 = C; la composición secuencial suma
-    T veces ε/T y δ/T. θ inicial y η dependen solo de datos públicos, y todo lo
-    demás es post-procesamiento.
+    (bases vecinas que agregan o quitan una persona). El conteo es
+    (ε_n, 0)-DP; cada iteración publica una suma de sensibilidad L2 = C,
+    (ε_g/T, δ/T)-DP; la composición secuencial suma (ε, δ). θ inicial y η
+    dependen solo de números públicos o ya publicados, y todo lo demás es
+    posprocesamiento. Con ``ledger`` anota el conteo y las T sumas.
     Referencias: Abadi et al. (2016), "Deep Learning with Differential
     Privacy"; Bassily, Smith y Thakurta (2014); Near y Abuah, cap. 11.
 
-    Limitaciones: exige ε/T < 1 (Gaussiano clásico); composición secuencial
+    Limitaciones: exige ε/T < 1 (gaussiano clásico); composición secuencial
     (mucho más pesimista que la contabilidad de Rényi); ruido de punto flotante
     (Mironov 2012).
     """
@@ -381,6 +468,7 @@ def noisy_gradient_descent(
     thetas = _train_noisily(
         X, y, epsilon=epsilon, delta=delta, iterations=iterations, clip_norm=clip_norm, rng=rng,
         learning_rate=learning_rate, noise_radius=noise_radius, initial_theta=initial_theta, repeats=1,
+        count_share=count_share, ledger=ledger,
     )
     return thetas[0]
 
@@ -498,8 +586,9 @@ def iterations_curve(
 ) -> dict:
     """Exactitud del descenso privado contra el número de iteraciones T, con ε fijo.
 
-    Cada iteración gasta ε/T: más iteraciones acercan al óptimo, pero el ruido
-    por paso crece con T (σ ∝ T) y el paso se achica para contenerlo. La curva
+    Cada iteración gasta ε_g/T: más iteraciones acercan al óptimo, pero el
+    ruido por paso crece con T (σ algo más que ∝ T) y el paso se achica para
+    contenerlo. La curva
     tiene un máximo interior: T es un hiperparámetro de privacidad.
 
     Devuelve ``iterations``, ``accuracies`` (repeticiones × T), ``mean``,

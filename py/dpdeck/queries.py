@@ -12,6 +12,10 @@ Limitaciones comunes (código de enseñanza):
 * Las cotas (``bound``, ``upper``, las categorías, los candidatos) deben ser
   conocimiento público: si se eligen mirando los datos, esa mirada también
   gasta presupuesto (ver ``choose_clipping_bound``).
+
+Todo el ruido se muestrea en ``dpdeck.mechanisms``. Las consultas que publican
+algo aceptan ``ledger=libro`` (un ``dpdeck.accounting.PrivacyLedger``) y anotan
+ahí cada publicación con su mecanismo, su sensibilidad y su ruido.
 """
 
 from __future__ import annotations
@@ -39,12 +43,20 @@ from .mechanisms import (
     laplace_scale,
 )
 
+
+def _record_laplace(ledger, what: str, *, sensitivity: float, epsilon: float, count: int = 1) -> None:
+    """Anota en ``ledger`` (si hay uno) una publicación de Laplace con la escala que se usó."""
+    if ledger is not None:
+        ledger.record_laplace(what, sensitivity=sensitivity,
+                              scale=laplace_scale(sensitivity=sensitivity, epsilon=epsilon), count=count)
+
 __all__ = [
     "count",
     "private_count",
     "clip",
     "private_clipped_sum",
     "measure_clipping_error",
+    "expected_clipping_error",
     "ideal_clipping_bound",
     "ClippingChoice",
     "choose_clipping_bound",
@@ -88,14 +100,17 @@ def count(condition) -> int:
     return int(np.count_nonzero(_check_condition(condition)))
 
 
-def private_count(condition, *, epsilon, rng) -> float:
+def private_count(condition, *, epsilon, rng, ledger=None, what="conteo") -> float:
     """Conteo privado: número de ``True`` en ``condition`` más ruido Lap(1/ε).
 
     Fórmula: M(D) = #{i : condición_i} + Lap(1/ε).
     Garantía: ε-DP, porque el conteo tiene sensibilidad 1 (Dwork y Roth 2014,
     Teorema 3.6). El error absoluto esperado es 1/ε, independiente de n.
+    Con ``ledger`` anota la publicación (``what`` la describe).
     """
-    return laplace_mechanism(float(count(condition)), sensitivity=1.0, epsilon=epsilon, rng=rng)
+    released = laplace_mechanism(float(count(condition)), sensitivity=1.0, epsilon=epsilon, rng=rng)
+    _record_laplace(ledger, what, sensitivity=1.0, epsilon=epsilon)
+    return released
 
 
 # ------------------------------------------------------------ sumas y codo --
@@ -122,7 +137,7 @@ def clip(values, *, bound) -> np.ndarray:
     return np.clip(values, 0.0, bound)
 
 
-def private_clipped_sum(values, *, bound, epsilon, rng) -> float:
+def private_clipped_sum(values, *, bound, epsilon, rng, ledger=None, what="suma recortada") -> float:
     """Suma recortada y privada: Σ clip(x_i, 0, b) + Lap(b/ε).
 
     Garantía: ε-DP, porque la suma recortada tiene sensibilidad b (agregar o
@@ -130,29 +145,32 @@ def private_clipped_sum(values, *, bound, epsilon, rng) -> float:
     (2014), Teorema 3.6; Near y Abuah (2021), cap. 5.
 
     El precio: sesgo Σ max(x_i − b, 0) hacia abajo si b es chico, ruido de
-    escala b/ε si b es grande (ver ``measure_clipping_error``).
+    escala b/ε si b es grande (ver ``expected_clipping_error``). Con
+    ``ledger`` anota la publicación (``what`` la describe).
     """
     clipped_sum = float(np.sum(clip(values, bound=bound)))
-    return laplace_mechanism(clipped_sum, sensitivity=bound, epsilon=epsilon, rng=rng)
+    released = laplace_mechanism(clipped_sum, sensitivity=bound, epsilon=epsilon, rng=rng)
+    _record_laplace(ledger, what, sensitivity=float(bound), epsilon=epsilon)
+    return released
 
 
 def measure_clipping_error(values, *, bounds, epsilon, rng, trials=200) -> dict:
     """Mide el dilema del recorte: sesgo, ruido y error total para cada cota b.
 
-    Para cada b de ``bounds`` y ``trials`` repeticiones de la suma privada:
+    Para cada b de ``bounds``, publica ``trials`` veces la suma recortada con
+    ``private_clipped_sum`` (el mismo mecanismo, ruido Lap(b/ε)) y mide:
 
-    * ``bias`` = Σ max(x_i − b, 0) (cuánto se pierde al recortar, exacto;
-      supone valores no negativos, como ``clip``);
-    * ``noise`` = promedio de |Lap(b/ε)| en las repeticiones (≈ b/ε);
+    * ``bias`` = Σ x_i − Σ clip(x_i, 0, b) (cuánto se pierde al recortar,
+      exacto);
+    * ``noise`` = promedio de |ruido| en las repeticiones (≈ b/ε);
     * ``total`` = promedio de |suma privada − suma verdadera|.
 
+    Es la medición; su valor esperado exacto es ``expected_clipping_error``.
     El sesgo decrece y el ruido crece con b, así que ``total`` tiene un mínimo
     interior (el "codo") si las cotas van desde valores chicos hasta más allá
-    del máximo; ``best_bound`` es la b que lo alcanza. El codo está donde
-    quedan unas 1/ε personas por encima de b (``ideal_clipping_bound``): con ε
-    chico queda claramente dentro del rango de los datos. Ojo: elegir b así
-    mira la suma verdadera, no es privado; la versión privada es
-    ``choose_clipping_bound``. Todo vectorizado en una matriz trials × bounds.
+    del máximo; ``best_bound`` es la b que lo alcanza. Ojo: elegir b así mira
+    la suma verdadera, no es privado; la versión privada es
+    ``choose_clipping_bound``.
 
     Devuelve un diccionario con ``bounds``, ``bias``, ``noise``, ``total``
     (arreglos) y ``best_bound``.
@@ -163,28 +181,64 @@ def measure_clipping_error(values, *, bounds, epsilon, rng, trials=200) -> dict:
     rng = check_rng(rng)
     trials = check_positive_int(trials, name="trials")
     true_sum = float(np.sum(values))
-    bias = np.maximum(values[:, None] - bounds[None, :], 0.0).sum(axis=0)
-    clipped_sums = true_sum - bias
-    noise = rng.laplace(0.0, 1.0, size=(trials, bounds.size)) * (bounds / epsilon)
-    released = clipped_sums[None, :] + noise
+    clipped_sums = np.array([np.sum(clip(values, bound=bound)) for bound in bounds])
+    released = np.column_stack([
+        laplace_mechanism(np.full(trials, clipped), sensitivity=bound, epsilon=epsilon, rng=rng)
+        for clipped, bound in zip(clipped_sums, bounds)
+    ])
     total = np.mean(np.abs(released - true_sum), axis=0)
     return {
         "bounds": bounds,
+        "bias": true_sum - clipped_sums,
+        "noise": np.mean(np.abs(released - clipped_sums), axis=0),
+        "total": total,
+        "best_bound": float(bounds[int(np.argmin(total))]),
+    }
+
+
+def expected_clipping_error(values, *, bounds, epsilon) -> dict:
+    """Error esperado exacto de la suma recortada y privada, para cada cota b. NO es privado.
+
+    Con sesgo B(b) = Σ max(x_i − b, 0) ≥ 0 y ruido Z ~ Lap(s), s = b/ε, la
+    suma publicada se equivoca en Z − B, y para la distribución de Laplace
+
+        E|Z − B| = B + s·e^{−B/s}
+
+    (el ruido, simétrico, a veces compensa el sesgo: el total es menor que
+    B + s). Devuelve ``bounds``, ``bias`` (B), ``noise`` (E|Z| = s),
+    ``total`` (E|Z − B|) y ``best_bound``, la b de la rejilla con menor error
+    total: el codo, sin simular nada. Para ε = 0,01 y las ganancias del censo
+    cae en b ≈ 15 849; con ε = 0,1, en 79 433, y con ε ≥ 0,8 ya no conviene
+    recortar. Calcularlo mira los datos sin ruido: sirve para entender el
+    dilema, no para elegir b (``choose_clipping_bound``).
+    """
+    values = check_values(values)
+    bounds = _check_all_positive(check_values(bounds, name="bounds"), name="cada bound")
+    epsilon = check_epsilon(epsilon)
+    bias = np.maximum(values[:, None] - bounds[None, :], 0.0).sum(axis=0)
+    noise = bounds / epsilon
+    total = bias + noise * np.exp(-bias / noise)
+    return {
+        "bounds": bounds,
         "bias": bias,
-        "noise": np.mean(np.abs(noise), axis=0),
+        "noise": noise,
         "total": total,
         "best_bound": float(bounds[int(np.argmin(total))]),
     }
 
 
 def ideal_clipping_bound(values, *, epsilon) -> float:
-    """Cota que minimiza sesgo + ruido esperado de la suma recortada. NO es privada.
+    """Cota que minimiza la cota superior sesgo + E|ruido| del error. NO es privada.
 
-    Con g(b) = Σ max(x_i − b, 0) + b/ε (sesgo más E|Lap(b/ε)|), la derivada es
-    g'(b) = 1/ε − #{i : x_i > b}: el óptimo está donde quedan 1/ε personas por
-    encima de b, es decir, en el ⌈1/ε⌉-ésimo valor más grande. Con ε = 1 es el
-    máximo (no conviene recortar); con ε = 0,05, el vigésimo más grande. Sirve
-    de referencia para las figuras: calcularla mira los datos sin ruido.
+    Con g(b) = Σ max(x_i − b, 0) + b/ε (sesgo más E|Lap(b/ε)|, una cota
+    superior del error esperado), la derivada es g'(b) = 1/ε − #{i : x_i > b}:
+    el óptimo de g está donde quedan 1/ε personas por encima de b, es decir, en
+    el ⌈1/ε⌉-ésimo valor más grande. Con ε = 1 es el máximo (no conviene
+    recortar); con ε = 0,05, el vigésimo más grande. Es el blanco de
+    ``choose_clipping_bound``. El error esperado exacto
+    (``expected_clipping_error``) es menor que g y su mínimo cae algo más
+    arriba (deja menos personas por encima). Calcularla mira los datos sin
+    ruido.
     """
     values = check_values(values)
     rank = math.ceil(1.0 / check_epsilon(epsilon))
@@ -203,23 +257,30 @@ class ClippingChoice(NamedTuple):
 DEFAULT_CLIPPING_CANDIDATES = np.logspace(0.0, 6.0, 25)
 
 
-def choose_clipping_bound(values, *, epsilon, rng, candidates=None, final_epsilon=None) -> ClippingChoice:
-    """Busca en privado la cota de recorte b del codo, y declara el ε que gastó.
+def choose_clipping_bound(values, *, epsilon, rng, candidates=None, final_epsilon=None,
+                          ledger=None) -> ClippingChoice:
+    """Busca en privado la cota de recorte b, y declara el ε que gastó.
 
-    Idea: el error esperado de la suma recortada, sesgo + b/ε_final, es mínimo
-    donde quedan 1/ε_final personas por encima de b (ver
-    ``ideal_clipping_bound``). Se estima en privado cuántas personas superan
-    cada candidato b_1 < … < b_m:
+    Meta: el error esperado de la suma recortada, sesgo + b/ε_final, es mínimo
+    donde quedan unas 1/ε_final personas por encima de b (ver
+    ``ideal_clipping_bound``). La búsqueda estima en privado cuántas personas
+    superan cada candidato b_1 < … < b_m:
 
-    1. histograma de los valores sobre los intervalos (−∞, b_1], (b_1, b_2], …,
-       (b_m, ∞) con ruido Lap(1/ε) en cada barra — cada persona cae en una sola
-       barra, así que todo el histograma cuesta ε (composición paralela);
-    2. sumas acumuladas desde arriba: N̂(b_j) ≈ #{x > b_j} (post-procesamiento,
-       gratis);
-    3. se elige el menor b_j con N̂(b_j) ≤ 1/ε_final + 2·(desviación del ruido
-       de N̂(b_j)), donde ε_final (``final_epsilon``, por defecto ``epsilon``)
-       es el presupuesto de la suma que vendrá después. El margen evita que el
-       ruido de una cola vacía empuje b muy por encima de los datos.
+    1. histograma de los valores sobre los tramos (−∞, b_1], (b_1, b_2], …,
+       (b_m, ∞) con ruido Lap(1/ε) en cada barra — cada persona cae en una
+       sola barra, así que todo el histograma cuesta ε (composición paralela);
+    2. posprocesamiento (gratis): se conservan solo las barras «claramente
+       pobladas», con más de dos desviaciones estándar del ruido (2√2/ε); las
+       demás se toman como vacías. Sumar las barras ruidosas sin ese filtro
+       acumularía el ruido de todas las barras vacías de arriba;
+    3. N̂(b_j) = suma de las barras conservadas por encima de b_j, y b es el
+       menor candidato con N̂(b_j) ≤ 1/ε_final, donde ε_final
+       (``final_epsilon``, por defecto ``epsilon``) es el presupuesto de la
+       suma que vendrá después.
+
+    Si ninguna barra por encima del primer tramo queda claramente poblada, la
+    búsqueda no vio la cola de los datos: no sabe dónde terminan y no recorta
+    (b = el mayor candidato).
 
     Garantía: la búsqueda es ε-DP. Honestidad contable: publicar después la
     suma con ε_final cuesta en total ε + ε_final (composición secuencial,
@@ -227,10 +288,13 @@ def choose_clipping_bound(values, *, epsilon, rng, candidates=None, final_epsilo
     gratuito.
 
     Limitaciones: los candidatos deben venir del rango público de la variable
-    (por defecto 10⁰ … 10⁶ en 25 pasos geométricos), no de los datos. Con
-    ε_final grande (1/ε_final de pocas personas) la búsqueda no distingue "una
-    persona por encima" de "ninguna" y tiende a elegir una b algo mayor que la
-    ideal: el máximo de una base no se puede estimar en privado.
+    (por defecto 10⁰ … 10⁶ en 25 pasos geométricos), no de los datos. Una
+    cola con menos personas que el ruido de una barra es invisible: con las
+    ganancias del censo y ε = 0,2, las 29 personas por encima de 56 234 se
+    ven y la búsqueda elige 100 000 en unas 85 de cada 100 corridas; con
+    ε = 0,05 (ruido de ±28 por barra) ya no se ven y la búsqueda recorta de
+    más. Con ``ledger`` anota el histograma (una publicación de Laplace de
+    sensibilidad 1).
 
     Devuelve ``ClippingChoice(bound, epsilon_spent)``.
     """
@@ -245,41 +309,43 @@ def choose_clipping_bound(values, *, epsilon, rng, candidates=None, final_epsilo
     edges = np.unique(edges)
     bucket = np.searchsorted(edges, values, side="left")  # bucket j holds b_j < x <= b_{j+1}
     counts = np.bincount(bucket, minlength=edges.size + 1).astype(float)
-    noisy = add_laplace_noise(counts, scale=1.0 / epsilon, rng=rng)
-    above = np.cumsum(noisy[::-1])[::-1][1:]  # above[j] estimates #{x > b_j}
-    # above[j] adds m - j independent Lap(1/ε) draws; allowing two of their standard
-    # deviations keeps an empty tail from looking populated (which would push b far
-    # above the data) at the price of stopping where a few more than 1/ε_final remain.
-    buckets_summed = edges.size - np.arange(edges.size)
-    margin = 2.0 * np.sqrt(2.0 * buckets_summed) / epsilon
-    acceptable = np.flatnonzero(above <= 1.0 / final_epsilon + margin)
-    chosen = edges[acceptable[0]] if acceptable.size else edges[-1]
-    return ClippingChoice(bound=float(chosen), epsilon_spent=epsilon)
+    noisy = laplace_mechanism(counts, sensitivity=1.0, epsilon=epsilon, rng=rng)
+    _record_laplace(ledger, "histograma para elegir b", sensitivity=1.0, epsilon=epsilon)
+    populated = np.where(noisy > 2.0 * math.sqrt(2.0) / epsilon, noisy, 0.0)
+    above = np.cumsum(populated[::-1])[::-1][1:]  # above[j] estimates #{x > b_j}
+    acceptable = np.flatnonzero(above <= 1.0 / final_epsilon)
+    if not populated[1:].any() or acceptable.size == 0:
+        # Sin cola visible (o con gente aparente por encima de todo): no recortar.
+        return ClippingChoice(bound=float(edges[-1]), epsilon_spent=epsilon)
+    return ClippingChoice(bound=float(edges[acceptable[0]]), epsilon_spent=epsilon)
 
 
 # ---------------------------------------------------------------- promedios --
 
 
-def private_mean(values, *, upper, epsilon, rng) -> float:
+def private_mean(values, *, upper, epsilon, rng, ledger=None) -> float:
     """Promedio privado como cociente de dos consultas privadas.
 
     Fórmula: (Σ clip(x_i, 0, U) + Lap(U/(ε/2))) / (n + Lap(1/(ε/2))).
 
     Garantía: ε-DP por composición secuencial: ε/2 para la suma (sensibilidad
     U, la cota superior pública —90 para la edad—) y ε/2 para el conteo
-    (sensibilidad 1); el cociente es post-procesamiento. Referencia: Near y
+    (sensibilidad 1); el cociente es posprocesamiento. Referencia: Near y
     Abuah (2021), cap. 5; Dwork y Roth (2014), Teorema 3.16.
 
     El conteo ruidoso se lleva a un mínimo de 1 antes de dividir
-    (post-procesamiento, no cuesta presupuesto).
+    (posprocesamiento, no cuesta presupuesto). Con ``ledger`` anota las dos
+    publicaciones.
     """
     values = check_values(values)
     upper = check_positive(upper, name="upper")
     epsilon = check_epsilon(epsilon)
     rng = check_rng(rng)
     half = epsilon / 2.0
-    noisy_sum = laplace_mechanism(float(np.sum(clip(values, bound=upper))), sensitivity=upper, epsilon=half, rng=rng)
-    noisy_count = laplace_mechanism(float(values.size), sensitivity=1.0, epsilon=half, rng=rng)
+    noisy_sum = private_clipped_sum(values, bound=upper, epsilon=half, rng=rng, ledger=ledger,
+                                    what="suma recortada")
+    noisy_count = private_count(np.ones(values.size, dtype=bool), epsilon=half, rng=rng, ledger=ledger,
+                                what="conteo de personas")
     return noisy_sum / max(noisy_count, 1.0)
 
 
@@ -320,7 +386,7 @@ def histogram_counts(labels, *, categories) -> np.ndarray:
     return counts
 
 
-def private_histogram(labels, *, categories, epsilon, rng) -> np.ndarray:
+def private_histogram(labels, *, categories, epsilon, rng, ledger=None) -> np.ndarray:
     """Histograma privado: cada barra más ruido Lap(1/ε) independiente.
 
     Garantía: ε-DP en total, no kε (composición paralela): cada persona cae en
@@ -328,11 +394,14 @@ def private_histogram(labels, *, categories, epsilon, rng) -> np.ndarray:
     (2009), PINQ; Dwork y Roth (2014), sección 3.3.
 
     Con ε = 0,5 cada barra se equivoca en promedio E|Lap(2)| = 2 personas,
-    sobre barras de cientos. Devuelve conteos ruidosos (``float``) en el orden
-    de ``categories``.
+    tenga la barra 7 personas o 1594. Devuelve conteos ruidosos (``float``) en
+    el orden de ``categories``. Con ``ledger`` anota el histograma como una
+    publicación de sensibilidad L1 igual a 1.
     """
     counts = histogram_counts(labels, categories=categories).astype(float)
-    return laplace_mechanism(counts, sensitivity=1.0, epsilon=epsilon, rng=rng)
+    released = laplace_mechanism(counts, sensitivity=1.0, epsilon=epsilon, rng=rng)
+    _record_laplace(ledger, "histograma", sensitivity=1.0, epsilon=epsilon)
+    return released
 
 
 # ------------------------------------------------------------- promediar --
@@ -349,9 +418,8 @@ def average_releases(value, *, k, epsilon, rng, sensitivity=1.0) -> float:
     """
     value = check_finite(value, name="valor")
     k = check_positive_int(k, name="k")
-    scale = laplace_scale(sensitivity=sensitivity, epsilon=epsilon)
-    rng = check_rng(rng)
-    return float(value + np.mean(rng.laplace(0.0, scale, size=k)))
+    releases = laplace_mechanism(np.full(k, value), sensitivity=sensitivity, epsilon=epsilon, rng=rng)
+    return float(np.mean(releases))
 
 
 def measure_averaging_error(value, *, ks, epsilon, rng, trials=2000, sensitivity=1.0) -> dict:
@@ -368,9 +436,11 @@ def measure_averaging_error(value, *, ks, epsilon, rng, trials=2000, sensitivity
     scale = laplace_scale(sensitivity=sensitivity, epsilon=epsilon)
     rng = check_rng(rng)
     trials = check_positive_int(trials, name="trials")
-    errors = np.array(
-        [math.sqrt(np.mean(rng.laplace(0.0, scale, size=(trials, k)).mean(axis=1) ** 2)) for k in ks]
-    )
+    errors = np.array([
+        math.sqrt(np.mean((laplace_mechanism(np.full((trials, k), value), sensitivity=sensitivity,
+                                             epsilon=epsilon, rng=rng).mean(axis=1) - value) ** 2))
+        for k in ks
+    ])
     return {
         "ks": ks,
         "error": errors,
@@ -440,8 +510,8 @@ def measure_local_sensitivity_leak(values, *, extreme_value, epsilon, rng, relea
     scale_without = local_sensitivity_of_sum(values) / epsilon
     scale_with = local_sensitivity_of_sum(with_extreme) / epsilon
     reference = float(np.sum(values))
-    out_without = reference + rng.laplace(0.0, scale_without, size=releases)
-    out_with = float(np.sum(with_extreme)) + rng.laplace(0.0, scale_with, size=releases)
+    out_without = add_laplace_noise(np.full(releases, reference), scale=scale_without, rng=rng)
+    out_with = add_laplace_noise(np.full(releases, float(np.sum(with_extreme))), scale=scale_with, rng=rng)
     threshold = scale_without * math.log(1.0 / target)
     fpr = float(np.mean(np.abs(out_without - reference) > threshold))
     tpr = float(np.mean(np.abs(out_with - reference) > threshold))
@@ -460,17 +530,22 @@ def measure_local_sensitivity_leak(values, *, extreme_value, epsilon, rng, relea
 # ------------------------------------------------------ la regla δ ≪ 1/n --
 
 
-def publish_random_person(records, *, rng):
+def publish_random_person(records, *, rng, size=None):
     """Publica el registro completo de una persona elegida al azar. Evidentemente inaceptable.
 
     Y sin embargo es (0, 1/n)-DP: entre bases vecinas la distribución de la
     salida cambia en variación total a lo sumo 1/n (ver
     ``random_person_delta``). Por eso δ debe ser mucho menor que 1/n.
     Referencia: Dwork y Roth (2014), discusión tras la Definición 2.4.
+
+    Con ``size`` hace ``size`` publicaciones independientes y devuelve un
+    arreglo (para medir con qué frecuencia expone a cada persona).
     """
     records = np.asarray(records)
     check_nonempty(records, name="records")
     rng = check_rng(rng)
+    if size is not None:
+        return records[rng.integers(records.shape[0], size=check_positive_int(size, name="size"))]
     chosen = records[int(rng.integers(records.shape[0]))]
     return chosen.item() if isinstance(chosen, np.generic) else chosen
 
@@ -480,7 +555,7 @@ def random_person_delta(*, n) -> float:
 
     Para bases vecinas D (n personas) y D' (una más o una menos), y todo
     conjunto de salidas S: Pr[M(D) ∈ S] ≤ Pr[M(D') ∈ S] + 1/n. La regla
-    práctica δ ≪ 1/n (δ ≈ 1/n² o 10⁻⁵) descarta este mecanismo.
+    práctica δ ≪ 1/n (por ejemplo δ ≈ 1/n²) descarta este mecanismo.
     """
     return 1.0 / check_positive_int(n, name="n")
 

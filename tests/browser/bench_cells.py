@@ -22,17 +22,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-import build  # noqa: E402
+sys.path.insert(0, str(ROOT / "py"))
+from deckbuild.browser import CHROMIUM_ARGS, MISSING_BROWSER_MESSAGE, find_chromium  # noqa: E402
+from deckbuild.server import make_server  # noqa: E402
+from deckpage import DeckPage  # noqa: E402  (next to this file)
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 TIMEOUT_MS = 180_000
-GO_TO_CELL = """selector => {
-    const where = Reveal.getIndices(document.querySelector(selector).closest('.slides > section'));
-    Reveal.slide(where.h, where.v);
-}"""
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -47,49 +42,39 @@ def serve(server) -> str:
 
 def measure(browser, url: str) -> dict:
     context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
+    deck = DeckPage(context.new_page())
     try:
-        page.goto(url + "?autorun=0")
-        page.wait_for_selector("html[data-cells=ready]", timeout=TIMEOUT_MS)
-        page.wait_for_selector("html[data-python=ready]", timeout=TIMEOUT_MS)
-        timings = page.evaluate("window.dpdeck.runtime.timings")
-        figure_cell = page.evaluate(
+        deck.goto(url + "?autorun=0")
+        deck.wait_for_cells(timeout=TIMEOUT_MS)
+        deck.wait_for_python(timeout=TIMEOUT_MS)
+        timings = deck.python["timings"]
+        figure_cell = deck.page.evaluate(
             "() => { const cell = document.querySelector('.cell[data-figures]:not([data-figures=\"0\"])');"
             " return cell && cell.dataset.cellId; }")
         first_figure_ms = None
         if figure_cell:
-            selector = f'.cell[data-cell-id="{figure_cell}"]'
-            page.evaluate(GO_TO_CELL, selector)
-            page.click(f"{selector} [data-action=run]")
-            page.wait_for_function("selector => Number(document.querySelector(selector).dataset.runs || 0) > 0",
-                                   arg=selector, timeout=TIMEOUT_MS)
-            first_figure_ms = page.evaluate("() => Math.round(performance.now())")
-        stop = measure_stop(page)
+            deck.cell(figure_cell).run(timeout=TIMEOUT_MS)
+            first_figure_ms = deck.page.evaluate("() => Math.round(performance.now())")
+        stop = measure_stop(deck)
         return {"ready_ms": timings["readyAtMs"], "first_figure_ms": first_figure_ms,
-                "isolated": page.evaluate("crossOriginIsolated"), "steps": timings, **stop}
+                "isolated": deck.isolated, "steps": timings, **stop}
     finally:
         context.close()
 
 
-def measure_stop(page) -> dict:
-    cell_id = page.evaluate("() => document.querySelector('.cell[data-cell-id]').dataset.cellId")
-    selector = f'.cell[data-cell-id="{cell_id}"]'
-    page.evaluate(GO_TO_CELL, selector)
-    page.evaluate("""id => { const cell = window.dpdeck.cells.get(id);
-        cell.view.dispatch({changes: {from: 0, to: cell.view.state.doc.length, insert: 'while True:\\n    pass'}}); }""",
-                  cell_id)
-    runs = int(page.get_attribute(selector, "data-runs") or 0)
-    page.click(f"{selector} [data-action=run]")
-    page.wait_for_selector(f'{selector}[data-status="running"]', timeout=TIMEOUT_MS)
-    page.wait_for_timeout(500)
+def measure_stop(deck) -> dict:
+    cell = deck.cell(deck.page.evaluate("() => document.querySelector('.cell[data-cell-id]').dataset.cellId"))
+    cell.set_source("while True:\n    pass")
+    before = cell.click_run()
+    cell.wait_for_status("running", timeout=TIMEOUT_MS)
+    deck.page.wait_for_timeout(500)
     started = time.perf_counter()
-    page.click(f"{selector} [data-action=stop]")
-    page.wait_for_function("([selector, runs]) => Number(document.querySelector(selector).dataset.runs || 0) > runs",
-                           arg=[selector, runs], timeout=TIMEOUT_MS)
+    cell.stop()
+    cell.wait_for_run(before, timeout=TIMEOUT_MS)
     stopped = time.perf_counter() - started
-    page.wait_for_selector("html[data-python=ready]", timeout=TIMEOUT_MS)
+    deck.wait_for_python(timeout=TIMEOUT_MS)
     ready_again = time.perf_counter() - started
-    page.evaluate("id => window.dpdeck.cells.get(id).reset()", cell_id)
+    cell.reset_in_page()
     return {"stop_ms": round(stopped * 1000), "ready_again_ms": round(ready_again * 1000)}
 
 
@@ -120,15 +105,15 @@ def main() -> None:
         sys.exit(f"no hay un mazo construido en {dist}: ejecuta «python3 build.py»")
     from playwright.sync_api import sync_playwright
 
-    isolated = build.make_server(dist, 0, isolated=True)
+    chromium = find_chromium()
+    if chromium is None:
+        sys.exit(MISSING_BROWSER_MESSAGE)
+    isolated = make_server(dist, 0, isolated=True)
     plain = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
                                             functools.partial(QuietHandler, directory=str(dist.parent)))
     urls = {"servidor de build.py": serve(isolated), "http.server simple": serve(plain) + f"{dist.name}/"}
     with sync_playwright() as playwright:
-        options_launch = {"headless": True, "args": CHROMIUM_ARGS}
-        if CHROMIUM.exists():
-            options_launch["executable_path"] = str(CHROMIUM)
-        browser = playwright.chromium.launch(**options_launch)
+        browser = playwright.chromium.launch(headless=True, args=CHROMIUM_ARGS, executable_path=str(chromium))
         for label, url in urls.items():
             summarize(label, [measure(browser, url) for _ in range(options.rounds)])
         browser.close()

@@ -1,7 +1,8 @@
 """Fixtures for the live-cell browser tests: a small deck built from
-tests/browser/fixture_slides with build.py, served with and without
-cross-origin isolation (tests/conftest.py's servers), and pages where Python has
-already booted (one boot per module, since each costs several seconds)."""
+tests/browser/fixture_slides by deckbuild, served with and without
+cross-origin isolation (tests/conftest.py's servers), and decks where Python
+has already booted (one boot per module, since each costs several seconds).
+Tests drive every page through deckpage.DeckPage."""
 
 from __future__ import annotations
 
@@ -9,23 +10,23 @@ from pathlib import Path
 
 import pytest
 
-import build
-from cellpages import wait_until_ready
+from deckbuild.pipeline import build
+from deckpage import DeckPage
 
 FIXTURE_SLIDES = Path(__file__).with_name("fixture_slides")
 
 
 @pytest.fixture(scope="session")
 def cells_dist(dist_dir, tmp_path_factory) -> Path:
-    """The fixture deck, built by build.py with the same JS, CSS and Pyodide as dist/."""
+    """The fixture deck, built by deckbuild with the same JS, CSS and Pyodide as dist/."""
     out = tmp_path_factory.mktemp("celdas") / "mazo"
-    build.build(FIXTURE_SLIDES, out)
+    build(FIXTURE_SLIDES, out)
     return out
 
 
 @pytest.fixture(scope="session")
 def cells_url(cells_dist, serve_folder):
-    """The fixture deck on build.py's server (COOP/COEP: Stop interrupts)."""
+    """The fixture deck on the deck's own server (COOP/COEP: Stop interrupts)."""
     return serve_folder(cells_dist)
 
 
@@ -35,19 +36,27 @@ def cells_plain_url(cells_dist, serve_folder):
     return serve_folder(cells_dist, plain=True)
 
 
+@pytest.fixture
+def new_deck(new_page):
+    """Factory: a fresh page (tests/conftest.py's new_page) as a DeckPage, optionally opened at `url`."""
+    return lambda url=None, **options: DeckPage(new_page(url, **options))
+
+
 @pytest.fixture(scope="module")
-def live_page(open_page, cells_url):
-    """One isolated page with Python ready, shared by a module's tests."""
+def live_deck(open_page, cells_url):
+    """One isolated fixture deck with Python ready, shared by a module's tests."""
     context, page = open_page(cells_url)
-    wait_until_ready(page)
-    yield page
+    deck = DeckPage(page)
+    deck.wait_until_ready()
+    yield deck
     context.close()
 
 
 @pytest.fixture(scope="module")
-def plain_live_page(open_page, cells_plain_url):
-    """One page without cross-origin isolation and with ?autorun=0, Python ready."""
+def plain_live_deck(open_page, cells_plain_url):
+    """One fixture deck without cross-origin isolation and with ?autorun=0, Python ready."""
     context, page = open_page(cells_plain_url + "?autorun=0")
-    wait_until_ready(page)
-    yield page
+    deck = DeckPage(page)
+    deck.wait_until_ready()
+    yield deck
     context.close()

@@ -2,8 +2,9 @@
 
 Every bad input of the live-cells spec is here, each followed by the same
 check: the deck stays usable (slides move, other cells still run, edits are
-kept). Most tests share one page where Python booted once (`live_page`); the
-tests without cross-origin isolation share another (`plain_live_page`).
+kept). Most tests share one deck where Python booted once (`live_deck`); the
+tests without cross-origin isolation share another (`plain_live_deck`). Every
+test drives the deck through deckpage.DeckPage.
 """
 
 from __future__ import annotations
@@ -13,192 +14,94 @@ import time
 
 import pytest
 
-from cellpages import wait_until_ready
+from dpdeck.protocol import MAX_FIGURES, STREAM_EVENT_BURST, STREAM_EVENTS_PER_SECOND
+from deckpage import RUN_TIMEOUT_MS
 
-RUN_TIMEOUT_MS = 60_000
-SLIDE_OF = {"saludo": 0, "figura": 1, "editable": 2, "otra": 3, "pruebas": 4, "doble-a": 5, "doble-b": 5}
-
-
-# ----------------------------------------------------------------- helpers
+CELL_IDS = ["saludo", "figura", "editable", "otra", "pruebas", "doble-a", "doble-b"]
+LAST_SLIDE = 6
 
 
-def cell_selector(cell_id: str) -> str:
-    return f'.cell[data-cell-id="{cell_id}"]'
-
-
-def go_to_slide(page, index: int) -> None:
-    page.evaluate("index => Reveal.slide(index)", index)
-    page.wait_for_function("index => Reveal.getIndices().h === index", arg=index)
-
-
-def go_to_cell(page, cell_id: str) -> None:
-    go_to_slide(page, SLIDE_OF[cell_id])
-
-
-def source_of(page, cell_id: str) -> str:
-    return page.evaluate("id => window.dpdeck.cells.get(id).source", cell_id)
-
-
-def original_of(page, cell_id: str) -> str:
-    return page.evaluate("id => window.dpdeck.cells.get(id).original", cell_id)
-
-
-def set_source(page, cell_id: str, source: str) -> None:
-    """Replace the cell's code through its editor (like pasting it) and save it."""
-    page.evaluate(
-        """([id, text]) => {
-            const cell = window.dpdeck.cells.get(id);
-            cell.view.dispatch({changes: {from: 0, to: cell.view.state.doc.length, insert: text}});
-            cell.persist();
-        }""",
-        [cell_id, source],
-    )
-
-
-def saved_edit(page, cell_id: str):
-    return page.evaluate(
-        "id => { for (let i = 0; i < localStorage.length; i++) {"
-        " const key = localStorage.key(i); if (key.endsWith(':' + id)) return localStorage.getItem(key); }"
-        " return null; }",
-        cell_id,
-    )
-
-
-def runs_of(page, cell_id: str) -> int:
-    return int(page.get_attribute(cell_selector(cell_id), "data-runs") or 0)
-
-
-def status_of(page, cell_id: str) -> str:
-    return page.get_attribute(cell_selector(cell_id), "data-status")
-
-
-def click_run(page, cell_id: str) -> int:
-    """Click the cell's Run button; return its run count before the click."""
-    go_to_cell(page, cell_id)
-    before = runs_of(page, cell_id)
-    page.click(f"{cell_selector(cell_id)} [data-action=run]")
-    return before
-
-
-def wait_for_run(page, cell_id: str, before: int, timeout: int = RUN_TIMEOUT_MS) -> str:
-    page.wait_for_function(
-        "([selector, before]) => Number(document.querySelector(selector).dataset.runs || 0) > before",
-        arg=[cell_selector(cell_id), before],
-        timeout=timeout,
-    )
-    return status_of(page, cell_id)
-
-
-def run_and_wait(page, cell_id: str, timeout: int = RUN_TIMEOUT_MS) -> str:
-    return wait_for_run(page, cell_id, click_run(page, cell_id), timeout)
-
-
-def output_text(page, cell_id: str) -> str:
-    return page.inner_text(f"{cell_selector(cell_id)} .cell-output")
-
-
-def origin_of(page, cell_id: str) -> str:
-    return page.get_attribute(f"{cell_selector(cell_id)} .cell-output", "data-origin")
-
-
-def origin_label(page, cell_id: str) -> str:
-    """The label above an output (drawn by CSS from data-origin)."""
-    content = page.evaluate(
-        "selector => getComputedStyle(document.querySelector(selector), '::before').content",
-        f"{cell_selector(cell_id)} .cell-output",
-    )
-    return content.strip('"')
-
-
-def wait_for_status(page, cell_id: str, status: str, timeout: int = RUN_TIMEOUT_MS) -> None:
-    page.wait_for_selector(f'{cell_selector(cell_id)}[data-status="{status}"]', timeout=timeout)
-
-
-def wait_for_output_containing(page, cell_id: str, text: str, timeout: int = RUN_TIMEOUT_MS) -> None:
-    # Function form: the page's CSP forbids the eval that string predicates need.
-    page.wait_for_function(
-        "([selector, text]) => document.querySelector(selector).innerText.includes(text)",
-        arg=[f"{cell_selector(cell_id)} .cell-output", text],
-        timeout=timeout,
-    )
-
-
-def click_status_button(page, action: str) -> None:
-    # Once Python is ready the status panel shrinks; pointing at it shows its buttons.
-    page.hover(".python-status")
-    page.click(f".python-status [data-action={action}]")
-
-
-def blur(page) -> None:
-    page.evaluate("document.activeElement && document.activeElement.blur()")
-
-
-def assert_deck_usable(page, *, edited_cell: str | None = None, edited_source: str | None = None) -> None:
+def assert_deck_usable(deck, *, edited_cell: str | None = None, edited_source: str | None = None) -> None:
     """Slides still move with the keyboard, another cell still runs, edits are kept."""
-    blur(page)
-    start = page.evaluate("Reveal.getIndices().h")
-    there, back = ("ArrowLeft", "ArrowRight") if page.evaluate("Reveal.isLastSlide()") else ("ArrowRight", "ArrowLeft")
-    page.keyboard.press(there)
-    page.wait_for_function("start => Reveal.getIndices().h !== start", arg=start)
-    page.keyboard.press(back)
-    page.wait_for_function("start => Reveal.getIndices().h === start", arg=start)
-    assert page.get_attribute("html", "data-python") in ("ready", "loading")
-    assert run_and_wait(page, "otra") == "done"
-    assert output_text(page, "otra").strip() == "10"
+    deck.blur()
+    start = deck.slide_index
+    there, back = ("ArrowLeft", "ArrowRight") if deck.is_last_slide() else ("ArrowRight", "ArrowLeft")
+    deck.press(there)
+    deck.page.wait_for_function("start => Reveal.getIndices().h !== start", arg=start)
+    deck.press(back)
+    deck.wait_for_slide(start)
+    assert deck.python_state in ("ready", "loading")
+    other = deck.cell("otra")
+    assert other.run() == "done"
+    assert other.output_text().strip() == "10"
     if edited_cell is not None:
-        assert source_of(page, edited_cell) == edited_source
-        assert saved_edit(page, edited_cell) == edited_source
-        assert page.get_attribute(cell_selector(edited_cell), "data-edited") is not None
+        cell = deck.cell(edited_cell)
+        assert cell.source == edited_source
+        assert cell.saved_edit == edited_source
+        assert cell.edited
 
 
-def run_bad_input(page, source: str, cell_id: str = "pruebas", timeout: int = RUN_TIMEOUT_MS) -> tuple[str, str]:
-    set_source(page, cell_id, source)
-    status = run_and_wait(page, cell_id, timeout)
-    return status, output_text(page, cell_id)
+def run_bad_input(deck, source: str, cell_id: str = "pruebas", timeout: int = RUN_TIMEOUT_MS) -> tuple[str, str]:
+    cell = deck.cell(cell_id)
+    cell.set_source(source)
+    status = cell.run(timeout)
+    return status, cell.output_text()
 
 
 # ------------------------------------------------- isolated page, Python ready
 
 
-def test_python_ready_reruns_the_cells_on_screen(live_page):
-    page = live_page
-    wait_for_status(page, "saludo", "done")
-    assert origin_of(page, "saludo") == "live"
-    assert output_text(page, "saludo").split() == ["hola", "42"]
+def test_python_ready_reruns_the_cells_on_screen(live_deck):
+    deck = live_deck
+    saludo, figura = deck.cell("saludo"), deck.cell("figura")
+    saludo.wait_for_status("done")
+    assert saludo.origin == "live"
+    assert saludo.output_text().split() == ["hola", "42"]
     # Cells on other slides keep their pre-computed outputs until they run.
-    assert origin_of(page, "figura") == "prerendered"
-    assert page.locator(f"{cell_selector('figura')} img.out-figure").count() == 1
-    assert page.evaluate("crossOriginIsolated") is True
-    timings = page.evaluate("window.dpdeck.runtime.timings")
-    print(f"\narranque de Python (aislado): {timings}")
+    assert figura.origin == "prerendered"
+    assert figura.figures().count() == 1
+    assert deck.isolated is True
+    print(f"\narranque de Python (aislado): {deck.python['timings']}")
 
 
-def test_cells_have_the_stable_hooks(live_page):
-    page = live_page
-    for cell_id in SLIDE_OF:
-        selector = cell_selector(cell_id)
-        assert page.locator(selector).count() == 1
-        assert page.locator(f"{selector}[data-prevent-swipe]").count() == 1
+def test_cells_have_the_stable_hooks(live_deck):
+    page = live_deck.page
+    assert page.locator(".cell[data-cell-id]").count() == len(CELL_IDS)
+    for cell_id in CELL_IDS:
+        cell = live_deck.cell(cell_id)
+        assert page.locator(cell.selector).count() == 1
+        assert page.locator(f"{cell.selector}[data-prevent-swipe]").count() == 1
         for action in ("run", "stop", "reset"):
-            assert page.locator(f"{selector} [data-action={action}]").count() == 1
-        assert page.locator(f"{selector} .cell-output[data-origin]").count() == 1
+            assert cell.locator(f"[data-action={action}]").count() == 1
+        assert cell.locator(".cell-output[data-origin]").count() == 1
 
 
-def test_a_figure_runs_live_with_the_prerendered_markup(live_page):
-    page = live_page
-    prerendered = output_text(page, "figura")
-    assert origin_label(page, "figura") == "pre-calculado"
-    assert run_and_wait(page, "figura") == "done"
-    assert origin_label(page, "figura").startswith("calculado en tu navegador")
-    assert origin_of(page, "figura") == "live"
+def test_the_script_surface_is_small_and_plain(live_deck):
+    page = live_deck.page
+    surface = page.evaluate("""() => {
+        const plugin = Reveal.getPlugin('dpdeck');
+        const cell = plugin.cell('saludo');
+        return {cell: Object.keys(cell).sort(), python: Object.keys(plugin.python).sort(),
+                missing: plugin.cell('no-existe'), global: typeof window.dpdeck};
+    }""")
+    assert surface == {"cell": ["id", "reset", "run", "setSource", "source", "stop"],
+                       "python": ["state", "stats", "timings"], "missing": None, "global": "undefined"}
+
+
+def test_a_figure_runs_live_with_the_prerendered_markup(live_deck):
+    figura = live_deck.cell("figura")
+    prerendered = figura.output_text()
+    assert figura.origin_label() == "pre-calculado"
+    assert figura.run() == "done"
+    assert figura.origin_label().startswith("calculado en tu navegador")
+    assert figura.origin == "live"
     # Same seed, same numbers: the live text equals the build's.
-    assert output_text(page, "figura") == prerendered
-    image = page.locator(f"{cell_selector('figura')} img.out-figure")
+    assert figura.output_text() == prerendered
+    image = figura.figures()
     assert image.count() == 1
     assert image.get_attribute("src").startswith("blob:")
-    assert page.evaluate(
-        "selector => document.querySelector(selector).naturalWidth", f"{cell_selector('figura')} img.out-figure"
-    ) == 480
+    assert image.get_attribute("alt") == "Figura 1 de la celda figura"
+    assert image.evaluate("img => img.naturalWidth") == 480
 
 
 # Watches a cell's output while it runs: the fewest figures and output elements
@@ -222,49 +125,51 @@ WATCH_OUTPUT = """selector => {
 }"""
 
 
-def test_a_rerun_keeps_the_previous_figure_until_the_new_one_is_there(live_page):
-    page = live_page
-    go_to_cell(page, "figura")
-    page.evaluate(WATCH_OUTPUT, cell_selector("figura"))
-    assert run_and_wait(page, "figura") == "done"
-    seen = page.evaluate("window.__stopWatching()")
+def test_a_rerun_keeps_the_previous_figure_until_the_new_one_is_there(live_deck):
+    figura = live_deck.cell("figura")
+    figura.show()
+    live_deck.page.evaluate(WATCH_OUTPUT, figura.selector)
+    assert figura.run() == "done"
+    seen = live_deck.page.evaluate("window.__stopWatching()")
     assert seen["samples"] > 0
     assert seen["minFigures"] == 1 and seen["minChildren"] >= 2, seen
-    assert page.locator(f"{cell_selector('figura')} img.out-figure").count() == 1
+    assert figura.figures().count() == 1
 
 
 KEYS_THAT_MOVE_SLIDES = ["Space", "ArrowRight", "ArrowLeft", "ArrowDown", "ArrowUp", "PageDown", "PageUp",
                          "Home", "End", "n", "p", "h", "l", "j", "k", "f", "s", "o", "b", "v", ".", "?"]
 
 
-def test_keys_typed_in_the_editor_never_move_slides(live_page):
-    page = live_page
-    go_to_cell(page, "editable")
-    original = original_of(page, "editable")
+def test_keys_typed_in_the_editor_never_move_slides(live_deck):
+    deck, page = live_deck, live_deck.page
+    editable = deck.cell("editable")
+    editable.show()
+    slide = editable.slide_index
+    original = editable.original
     pages_before = len(page.context.pages)
-    page.click(f"{cell_selector('editable')} .cm-content")
-    page.keyboard.press("Control+End")
+    editable.click_editor()
+    deck.press("Control+End")
     for key in KEYS_THAT_MOVE_SLIDES:
-        page.keyboard.press(key)
-        assert page.evaluate("Reveal.getIndices().h") == SLIDE_OF["editable"], key
+        deck.press(key)
+        assert deck.slide_index == slide, key
     assert page.evaluate("Reveal.isOverview()") is False
     assert page.evaluate("Reveal.isPaused()") is False
     assert page.evaluate("document.fullscreenElement") is None
     assert len(page.context.pages) == pages_before  # "s" opened no speaker window
-    typed = source_of(page, "editable")
+    typed = editable.source
     # Every printable key went into the code: the space, then the letters after End.
     assert "nphljkfsobv.?" in typed
     assert len(typed) == len(original) + 1 + len("nphljkfsobv.?")
     # Escape leaves the editor without opening the overview.
-    page.keyboard.press("Escape")
+    deck.press("Escape")
     assert page.evaluate("Reveal.isOverview()") is False
     assert page.evaluate("document.activeElement.closest('.cm-editor')") is None
     # Outside the editor the same keys do move the slides (so the check above can fail).
-    page.keyboard.press("ArrowRight")
-    page.wait_for_function("index => Reveal.getIndices().h === index + 1", arg=SLIDE_OF["editable"])
-    go_to_cell(page, "editable")
-    page.click(f"{cell_selector('editable')} [data-action=reset]")
-    assert source_of(page, "editable") == original
+    deck.press("ArrowRight")
+    deck.wait_for_slide(slide + 1)
+    editable.show()
+    editable.reset()
+    assert editable.source == original
 
 
 SWIPE = """([selector, dx]) => {
@@ -280,16 +185,17 @@ SWIPE = """([selector, dx]) => {
 }"""
 
 
-def test_swipes_inside_a_cell_do_not_change_slide(live_page):
-    page = live_page
-    go_to_cell(page, "editable")
-    start = SLIDE_OF["editable"]
-    page.evaluate(SWIPE, [f"{cell_selector('editable')} .cm-content", -300])
+def test_swipes_inside_a_cell_do_not_change_slide(live_deck):
+    deck, page = live_deck, live_deck.page
+    editable = deck.cell("editable")
+    editable.show()
+    start = editable.slide_index
+    page.evaluate(SWIPE, [f"{editable.selector} .cm-content", -300])
     page.wait_for_timeout(300)
-    assert page.evaluate("Reveal.getIndices().h") == start
+    assert deck.slide_index == start
     # The same swipe on the slide's title does move on.
     page.evaluate(SWIPE, [f".reveal .slides > section:nth-child({start + 1}) h1", -300])
-    page.wait_for_function("start => Reveal.getIndices().h === start + 1", arg=start)
+    deck.wait_for_slide(start + 1)
 
 
 # Screen rectangle of one character, found through the DOM (not through
@@ -310,91 +216,98 @@ CHAR_BOX = """([selector, line, column]) => {
     }
     return null;
 }"""
+MARK = "§"
 
 
 @pytest.mark.parametrize("viewport", [(1280, 720), (1920, 1080), (800, 450), (700, 900)])
-def test_the_cursor_lands_where_clicked_at_any_slide_scale(live_page, viewport):
-    page = live_page
+def test_the_cursor_lands_where_clicked_at_any_slide_scale(live_deck, viewport):
+    deck, page = live_deck, live_deck.page
+    editable = deck.cell("editable")
     page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
     try:
-        go_to_cell(page, "editable")
+        editable.show()
         page.wait_for_timeout(150)  # reveal lays the slides out again after a resize
-        selector = cell_selector("editable")
-        source = source_of(page, "editable")
+        source = editable.source
         line, column = 1, 6  # the "x" of "print(x * 2)"
         assert source.splitlines()[line][column] == "x"
-        box = page.evaluate(CHAR_BOX, [selector, line, column])
-        # Left quarter of the character: the cursor goes before it.
+        box = page.evaluate(CHAR_BOX, [editable.selector, line, column])
+        # Left quarter of the character: the cursor goes before it. Typing there shows where it went.
         page.mouse.click(box["x"] + box["width"] * 0.25, box["y"] + box["height"] / 2)
+        page.keyboard.type(MARK)
         expected = len(source.splitlines()[0]) + 1 + column
-        head = page.evaluate("() => window.dpdeck.cells.get('editable').view.state.selection.main.head")
-        assert head == expected, f"escala {viewport}: cursor en {head}, esperado {expected}"
-        blur(page)
+        typed = editable.source
+        assert typed.index(MARK) == expected, f"escala {viewport}: cursor en {typed.index(MARK)}, esperado {expected}"
+        editable.reset_in_page()
+        assert editable.source == source
+        deck.blur()
     finally:
         page.set_viewport_size({"width": 1280, "height": 720})
 
 
-def test_shift_enter_and_ctrl_enter_run_the_cell(live_page):
-    page = live_page
-    go_to_cell(page, "editable")
-    original = original_of(page, "editable")
+def test_shift_enter_and_ctrl_enter_run_the_cell(live_deck):
+    deck = live_deck
+    editable = deck.cell("editable")
+    editable.show()
+    original = editable.original
     for keys in ("Shift+Enter", "Control+Enter"):
-        before = runs_of(page, "editable")
-        page.click(f"{cell_selector('editable')} .cm-content")
-        page.keyboard.press(keys)
-        assert wait_for_run(page, "editable", before) == "done"
-        assert origin_of(page, "editable") == "live"
-        assert output_text(page, "editable").strip() == "2"
-        assert source_of(page, "editable") == original  # no newline typed
-    blur(page)
+        before = editable.runs
+        editable.click_editor()
+        deck.press(keys)
+        assert editable.wait_for_run(before) == "done"
+        assert editable.origin == "live"
+        assert editable.output_text().strip() == "2"
+        assert editable.source == original  # no newline typed
+    deck.blur()
 
 
-def test_a_run_waits_in_the_queue_while_another_runs(live_page):
-    page = live_page
-    set_source(page, "pruebas", "import time\nt0 = time.time()\nwhile time.time() - t0 < 3:\n    pass\n'fin'")
-    before_long = click_run(page, "pruebas")
-    wait_for_status(page, "pruebas", "running")
-    go_to_cell(page, "doble-a")
-    before_a = runs_of(page, "doble-a")
-    page.click(f"{cell_selector('doble-a')} [data-action=run]")
-    assert status_of(page, "doble-a") == "queued"
-    assert page.inner_text(f"{cell_selector('doble-a')} .cell-status") == "En cola"
-    assert wait_for_run(page, "pruebas", before_long) == "done"
-    assert wait_for_run(page, "doble-a", before_a) == "done"
-    assert output_text(page, "doble-a").strip() == "a"
+def test_a_run_waits_in_the_queue_while_another_runs(live_deck):
+    pruebas, doble_a = live_deck.cell("pruebas"), live_deck.cell("doble-a")
+    pruebas.set_source("import time\nt0 = time.time()\nwhile time.time() - t0 < 3:\n    pass\n'fin'")
+    before_long = pruebas.click_run()
+    pruebas.wait_for_status("running")
+    doble_a.show()
+    before_a = doble_a.runs
+    doble_a.click("run")
+    assert doble_a.status == "queued"
+    assert live_deck.page.inner_text(f"{doble_a.selector} .cell-status") == "En cola"
+    assert pruebas.wait_for_run(before_long) == "done"
+    assert doble_a.wait_for_run(before_a) == "done"
+    assert doble_a.output_text().strip() == "a"
 
 
-def test_reset_restores_the_original_code_and_can_be_undone(live_page):
-    page = live_page
-    go_to_cell(page, "editable")
-    original = original_of(page, "editable")
+def test_reset_restores_the_original_code_and_can_be_undone(live_deck):
+    deck = live_deck
+    editable = deck.cell("editable")
+    editable.show()
+    original = editable.original
     edited = "x = 21\nprint(x * 2)"
-    set_source(page, "editable", edited)
-    assert page.get_attribute(cell_selector("editable"), "data-edited") is not None
-    assert saved_edit(page, "editable") == edited
-    page.click(f"{cell_selector('editable')} [data-action=reset]")
-    assert source_of(page, "editable") == original
-    assert page.get_attribute(cell_selector("editable"), "data-edited") is None
-    assert saved_edit(page, "editable") is None
-    page.click(f"{cell_selector('editable')} .cm-content")
-    page.keyboard.press("Control+z")
-    assert source_of(page, "editable") == edited
-    page.click(f"{cell_selector('editable')} [data-action=reset]")
-    blur(page)
+    editable.set_source(edited)
+    assert editable.edited
+    assert editable.saved_edit == edited
+    editable.reset()
+    assert editable.source == original
+    assert not editable.edited
+    assert editable.saved_edit is None
+    editable.click_editor()
+    deck.press("Control+z")
+    assert editable.source == edited
+    editable.reset()
+    deck.blur()
 
 
-def test_restore_all_returns_every_cell_to_its_original_and_can_be_undone(live_page):
-    page = live_page
+def test_restore_all_returns_every_cell_to_its_original_and_can_be_undone(live_deck):
+    deck, page = live_deck, live_deck.page
     edits = {"editable": "print('uno')", "otra": "print('dos')"}
     for cell_id, source in edits.items():
-        set_source(page, cell_id, source)
+        deck.cell(cell_id).set_source(source)
     # Cells that earlier tests on this page left edited are restored (and brought back) too.
-    edited = page.locator(".cell[data-edited]").count()
+    edited = deck.edited_cells()
     assert edited >= 2
-    click_status_button(page, "restore-all")
+    deck.click_status_button("restore-all")
     for cell_id in edits:
-        assert source_of(page, cell_id) == original_of(page, cell_id)
-        assert saved_edit(page, cell_id) is None
+        cell = deck.cell(cell_id)
+        assert cell.source == cell.original
+        assert cell.saved_edit is None
     assert page.is_hidden(".python-status [data-action=restore-all]")
     # For a few seconds, one click brings every edit back.
     toast = page.locator(".deck-toast")
@@ -404,32 +317,33 @@ def test_restore_all_returns_every_cell_to_its_original_and_can_be_undone(live_p
     toast.locator("[data-action=undo-restore]").click()
     assert toast.is_hidden()
     for cell_id, source in edits.items():
-        assert source_of(page, cell_id) == source
-        assert saved_edit(page, cell_id) == source
-        assert page.get_attribute(cell_selector(cell_id), "data-edited") is not None
-    assert page.locator(".cell[data-edited]").count() == edited
+        cell = deck.cell(cell_id)
+        assert cell.source == source
+        assert cell.saved_edit == source
+        assert cell.edited
+    assert deck.edited_cells() == edited
     for cell_id in edits:
-        page.evaluate("id => window.dpdeck.cells.get(id).reset()", cell_id)
+        deck.cell(cell_id).reset_in_page()
 
 
 # ------------------------------------------------------------- bad inputs
 
 
-def test_syntax_error_shows_line_and_caret(live_page):
+def test_syntax_error_shows_line_and_caret(live_deck):
     source = "x = 1\ny = (x +\nprint(y)"
-    status, text = run_bad_input(live_page, source)
+    status, text = run_bad_input(live_deck, source)
     assert status == "error"
     assert "Error de sintaxis en la línea 2" in text
     assert "^" in text
-    assert_deck_usable(live_page, edited_cell="pruebas", edited_source=source)
+    assert_deck_usable(live_deck, edited_cell="pruebas", edited_source=source)
 
 
-def test_exception_deep_in_a_call_is_trimmed_to_the_cell(live_page):
+def test_exception_deep_in_a_call_is_trimmed_to_the_cell(live_deck):
     source = (
         "def c(v):\n    return v[10]\n\ndef b(v):\n    return c(v)\n\n"
         "def a():\n    return b([1, 2, 3])\n\nprint('antes')\na()"
     )
-    status, text = run_bad_input(live_page, source)
+    status, text = run_bad_input(live_deck, source)
     assert status == "error"
     assert text.startswith("antes")
     assert "Error en la línea 2: índice fuera de rango." in text
@@ -437,28 +351,30 @@ def test_exception_deep_in_a_call_is_trimmed_to_the_cell(live_page):
         assert line in text
     assert "IndexError: list index out of range" in text
     assert "cellrun" not in text and "/lib/python" not in text and "pyodide" not in text.lower()
-    assert_deck_usable(live_page, edited_cell="pruebas", edited_source=source)
+    assert_deck_usable(live_deck, edited_cell="pruebas", edited_source=source)
 
 
-def test_infinite_loop_is_interrupted_by_stop(live_page):
-    page = live_page
+def test_infinite_loop_is_interrupted_by_stop(live_deck):
+    deck = live_deck
+    pruebas = deck.cell("pruebas")
     source = "print('empieza')\nwhile True:\n    pass"
-    set_source(page, "pruebas", source)
-    boots = page.evaluate("window.dpdeck.runtime.stats.boots")
-    before = click_run(page, "pruebas")
-    wait_for_status(page, "pruebas", "running")
-    wait_for_output_containing(page, "pruebas", "empieza")
+    pruebas.set_source(source)
+    boots = deck.stats["boots"]
+    before = pruebas.click_run()
+    pruebas.wait_for_status("running")
+    pruebas.wait_for_output_containing("empieza")
     started = time.perf_counter()
-    page.click(f"{cell_selector('pruebas')} [data-action=stop]")
-    assert wait_for_run(page, "pruebas", before) == "stopped"
+    pruebas.stop()
+    assert pruebas.wait_for_run(before) == "stopped"
     print(f"\nStop → celda detenida (interrupción): {time.perf_counter() - started:.2f} s")
-    text = output_text(page, "pruebas")
-    assert "empieza" in text and "Ejecución detenida en la línea 2" in text, (text, page.warnings[-3:])
+    text = pruebas.output_text()
+    assert "empieza" in text and "Ejecución detenida en la línea 2" in text, (text, deck.warnings[-3:])
     # Interrupted inside the same Python: no restart was needed.
-    assert page.evaluate("window.dpdeck.runtime.stats.boots") == boots
-    assert page.evaluate("window.dpdeck.runtime.stats.interruptFallbacks") == 0
-    assert page.get_attribute("html", "data-python") == "ready"
-    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+    stats = deck.stats
+    assert stats["boots"] == boots
+    assert stats["interruptFallbacks"] == 0
+    assert deck.python_state == "ready"
+    assert_deck_usable(deck, edited_cell="pruebas", edited_source=source)
 
 
 # Runs the cell and presses Stop as soon as its first print arrives (Python is
@@ -466,17 +382,17 @@ def test_infinite_loop_is_interrupted_by_stop(live_page):
 # round takes milliseconds. Returns how many Stops raised KeyboardInterrupt in
 # the cell, and the first one that did not.
 STOP_BURST = """async ([cellId, source, count]) => {
-    const cell = window.dpdeck.cells.get(cellId);
-    const runtime = window.dpdeck.runtime;
-    cell.view.dispatch({changes: {from: 0, to: cell.view.state.doc.length, insert: source}});
+    const deck = Reveal.getPlugin('dpdeck');
+    const cell = deck.cell(cellId);
+    cell.setSource(source);
     const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
     const interrupted = (result) => result.status === 'stopped' && !result.restarted
         && result.outputs.some((output) => output.ename === 'KeyboardInterrupt');
     const waits = [];
     for (let round = 0; round < count; round++) {
-        const streamed = runtime.stats.streamMessages;
+        const streamed = deck.python.stats.streamMessages;
         const finished = cell.run();
-        while (runtime.stats.streamMessages === streamed) await pause(1);
+        while (deck.python.stats.streamMessages === streamed) await pause(1);
         await pause(Math.random() * 5);
         const pressed = performance.now();
         cell.stop();
@@ -493,298 +409,301 @@ STOP_BURST = """async ([cellId, source, count]) => {
 STOP_ROUNDS = 300
 
 
-def test_every_stop_interrupts_the_loop(live_page):
+def test_every_stop_interrupts_the_loop(live_deck):
     """Stop on `while True: pass`, many times in a row: each one raises
     KeyboardInterrupt in the cell, none needs a restart. Python reads the
     interrupt slot and clears it in two steps; unless the worker makes that one
     atomic step, about one Stop in 60 lands between them and is lost, so 300
     rounds catch that race almost surely (0.985**300 < 1 %)."""
-    page = live_page
-    go_to_cell(page, "pruebas")
+    deck = live_deck
+    pruebas = deck.cell("pruebas")
+    pruebas.show()
     source = "print('empieza')\nwhile True:\n    pass"
-    boots = page.evaluate("window.dpdeck.runtime.stats.boots")
-    outcome = page.evaluate(STOP_BURST, ["pruebas", source, STOP_ROUNDS])
+    boots = deck.stats["boots"]
+    outcome = deck.page.evaluate(STOP_BURST, ["pruebas", source, STOP_ROUNDS])
     print(f"\n{outcome['interrupted']} Stops seguidos con KeyboardInterrupt; "
           f"espera mediana {outcome.get('medianMs')} ms, la mayor {outcome.get('slowestMs')} ms")
     assert outcome["failure"] is None, outcome
     assert outcome["interrupted"] == STOP_ROUNDS
-    assert page.evaluate("window.dpdeck.runtime.stats.boots") == boots
-    assert page.evaluate("window.dpdeck.runtime.stats.interruptFallbacks") == 0
-    set_source(page, "pruebas", source)
-    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+    stats = deck.stats
+    assert stats["boots"] == boots
+    assert stats["interruptFallbacks"] == 0
+    pruebas.set_source(source)
+    assert_deck_usable(deck, edited_cell="pruebas", edited_source=source)
 
 
-def test_a_cell_that_ignores_stop_is_ended_by_a_restart(live_page):
-    page = live_page
+def test_a_cell_that_ignores_stop_is_ended_by_a_restart(live_deck):
+    deck = live_deck
+    pruebas = deck.cell("pruebas")
     source = (
         "print('empieza')\nwhile True:\n    try:\n        while True:\n            pass\n"
         "    except KeyboardInterrupt:\n        print('sigo')"
     )
-    set_source(page, "pruebas", source)
-    boots = page.evaluate("window.dpdeck.runtime.stats.boots")
-    before = click_run(page, "pruebas")
-    wait_for_output_containing(page, "pruebas", "empieza")
-    page.click(f"{cell_selector('pruebas')} [data-action=stop]")
-    assert wait_for_run(page, "pruebas", before) == "stopped"
-    text = output_text(page, "pruebas")
+    pruebas.set_source(source)
+    boots = deck.stats["boots"]
+    before = pruebas.click_run()
+    pruebas.wait_for_output_containing("empieza")
+    pruebas.stop()
+    assert pruebas.wait_for_run(before) == "stopped"
+    text = pruebas.output_text()
     # The interrupt arrived (the cell caught it), then the grace period ran out.
     assert "sigo" in text and "no respondía a la interrupción" in text, text
-    assert page.evaluate("window.dpdeck.runtime.stats.interruptFallbacks") == 1
-    assert page.evaluate("window.dpdeck.runtime.stats.boots") == boots + 1
-    wait_until_ready(page)
-    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+    stats = deck.stats
+    assert stats["interruptFallbacks"] == 1
+    assert stats["boots"] == boots + 1
+    deck.wait_until_ready()
+    assert_deck_usable(deck, edited_cell="pruebas", edited_source=source)
 
 
-def test_print_flood_is_capped_and_batched(live_page):
-    page = live_page
+def test_print_flood_is_capped_and_batched(live_deck):
+    deck = live_deck
+    pruebas = deck.cell("pruebas")
     source = "while True:\n    print(1)"
-    set_source(page, "pruebas", source)
-    messages_before = page.evaluate("window.dpdeck.runtime.stats.streamMessages")
+    pruebas.set_source(source)
+    messages_before = deck.stats["streamMessages"]
     started = time.perf_counter()
-    before = click_run(page, "pruebas")
-    wait_for_output_containing(page, "pruebas", "Salida recortada")
+    before = pruebas.click_run()
+    pruebas.wait_for_output_containing("Salida recortada")
     capped_after = time.perf_counter() - started
-    messages = page.evaluate("window.dpdeck.runtime.stats.streamMessages") - messages_before
-    # A burst of 20, then at most 20 a second, up to the cap (plus the final flush).
-    assert messages <= 20 + 20 * capped_after + 1, (messages, capped_after)
+    messages = deck.stats["streamMessages"] - messages_before
+    # A burst, then at most so many a second, up to the cap (plus the final flush).
+    assert messages <= STREAM_EVENT_BURST + STREAM_EVENTS_PER_SECOND * capped_after + 1, (messages, capped_after)
     # The page answers while the loop keeps printing, and nothing more is sent.
-    blur(page)
-    page.keyboard.press("ArrowRight")
-    page.wait_for_function("index => Reveal.getIndices().h === index + 1", arg=SLIDE_OF["pruebas"])
-    page.wait_for_timeout(1000)
-    assert status_of(page, "pruebas") == "running"
-    assert page.evaluate("window.dpdeck.runtime.stats.streamMessages") - messages_before == messages
-    go_to_cell(page, "pruebas")
-    page.click(f"{cell_selector('pruebas')} [data-action=stop]")
-    assert wait_for_run(page, "pruebas", before) == "stopped"
-    text = output_text(page, "pruebas")
+    deck.blur()
+    slide = pruebas.slide_index
+    deck.press("ArrowRight")
+    deck.wait_for_slide(slide + 1)
+    deck.page.wait_for_timeout(1000)
+    assert pruebas.status == "running"
+    assert deck.stats["streamMessages"] - messages_before == messages
+    pruebas.show()
+    pruebas.stop()
+    assert pruebas.wait_for_run(before) == "stopped"
+    text = pruebas.output_text()
     assert text.count("1\n") <= 10_000
     assert "Salida recortada" in text
-    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+    assert_deck_usable(deck, edited_cell="pruebas", edited_source=source)
 
 
-def test_memory_error_is_explained(live_page):
+def test_memory_error_is_explained(live_deck):
     source = "import numpy as np\nx = np.ones(10**10)"
-    status, text = run_bad_input(live_page, source)
+    status, text = run_bad_input(live_deck, source)
     assert status == "error"
     assert "Memoria insuficiente en la línea 2" in text
     assert "No hay memoria suficiente" in text
-    assert_deck_usable(live_page, edited_cell="pruebas", edited_source=source)
+    assert_deck_usable(live_deck, edited_cell="pruebas", edited_source=source)
 
 
-def test_import_pandas_answers_offline_without_a_request(live_page):
-    page = live_page
-    requests_before = len(page.requests)
+def test_import_pandas_answers_offline_without_a_request(live_deck):
+    deck = live_deck
+    requests_before = len(deck.requests)
     source = "import pandas as pd"
-    status, text = run_bad_input(page, source)
+    status, text = run_bad_input(deck, source)
     assert status == "error"
     assert "«pandas» no está disponible" in text
     assert "sin conexión" in text and "numpy, matplotlib y dpdeck" in text
-    new_requests = page.requests[requests_before:]
+    new_requests = deck.requests[requests_before:]
     assert not [url for url in new_requests if "pandas" in url], new_requests
-    assert all(url.startswith(page.url.split("#")[0].rsplit("/", 1)[0]) or url.startswith("blob:")
-               for url in new_requests), new_requests
-    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+    base = deck.page.url.split("#")[0].rsplit("/", 1)[0]
+    assert all(url.startswith(base) or url.startswith("blob:") for url in new_requests), new_requests
+    assert_deck_usable(deck, edited_cell="pruebas", edited_source=source)
 
 
-def test_requests_to_other_servers_are_blocked(live_page):
-    page = live_page
+def test_requests_to_other_servers_are_blocked(live_deck):
+    deck = live_deck
     source = (
         "import js\njs.fetch('http://192.0.2.7/asincrono.csv')\n"
         "from pyodide.http import open_url\nopen_url('http://192.0.2.7/datos.csv')"
     )
-    status, text = run_bad_input(page, source)
+    status, text = run_bad_input(deck, source)
     assert status == "error"
     assert "Bloqueado: http://192.0.2.7/datos.csv no pertenece a este servidor" in text
     # Python's own sockets (urllib) cannot connect in the browser: the same explanation.
     source = "import urllib.request\nurllib.request.urlopen('http://192.0.2.7/')"
-    status, text = run_bad_input(page, source)
+    status, text = run_bad_input(deck, source)
     assert status == "error"
     assert text.startswith("Sin conexión en la línea 2. Bloqueado:"), text
     assert "sin conexión" in text and "Errno" in text.splitlines()[-1]
-    assert not [url for url in page.requests if "192.0.2.7" in url]
-    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+    assert not [url for url in deck.requests if "192.0.2.7" in url]
+    assert_deck_usable(deck, edited_cell="pruebas", edited_source=source)
 
 
-def test_sys_exit_is_a_message_not_a_crash(live_page):
+def test_sys_exit_is_a_message_not_a_crash(live_deck):
     source = "import sys\nprint('a')\nsys.exit()\nprint('b')"
-    status, text = run_bad_input(live_page, source)
+    status, text = run_bad_input(live_deck, source)
     assert status == "error"
     assert text.startswith("a")
     assert "sys.exit()" in text and "no se puede cerrar" in text
     assert "\nb" not in text
-    assert live_page.get_attribute("html", "data-python") == "ready"
-    assert_deck_usable(live_page, edited_cell="pruebas", edited_source=source)
+    assert live_deck.python_state == "ready"
+    assert_deck_usable(live_deck, edited_cell="pruebas", edited_source=source)
 
 
-def test_input_says_it_is_not_available(live_page):
+def test_input_says_it_is_not_available(live_deck):
     source = "nombre = input('¿Cómo te llamas? ')\nprint(nombre)"
-    status, text = run_bad_input(live_page, source)
+    status, text = run_bad_input(live_deck, source)
     assert status == "error"
     assert "Entrada por teclado no disponible en la línea 1" in text
     assert "input() no está disponible" in text
-    assert_deck_usable(live_page, edited_cell="pruebas", edited_source=source)
+    assert_deck_usable(live_deck, edited_cell="pruebas", edited_source=source)
 
 
-def test_shadowing_np_never_reaches_another_cell(live_page):
-    page = live_page
+def test_shadowing_np_never_reaches_another_cell(live_deck):
+    deck = live_deck
     source = "np = 3\nnp"
-    status, text = run_bad_input(page, source)
+    status, text = run_bad_input(deck, source)
     assert (status, text.strip()) == ("done", "3")
-    assert run_and_wait(page, "figura") == "done"  # it imports numpy as np itself
-    assert page.locator(f"{cell_selector('figura')} img.out-figure").count() == 1
-    set_source(page, "doble-b", "print(np)")
-    assert run_and_wait(page, "doble-b") == "error"
-    assert "NameError" in output_text(page, "doble-b")
-    page.click(f"{cell_selector('doble-b')} [data-action=reset]")
-    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+    figura, doble_b = deck.cell("figura"), deck.cell("doble-b")
+    assert figura.run() == "done"  # it imports numpy as np itself
+    assert figura.figures().count() == 1
+    doble_b.set_source("print(np)")
+    assert doble_b.run() == "error"
+    assert "NameError" in doble_b.output_text()
+    doble_b.reset()
+    assert_deck_usable(deck, edited_cell="pruebas", edited_source=source)
 
 
-def test_changing_shared_modules_never_reaches_another_cell(live_page):
-    page = live_page
+def test_changing_shared_modules_never_reaches_another_cell(live_deck):
+    deck = live_deck
     source = (
         "import builtins, numpy as np\nfrom dpdeck import mechanisms\n"
         "np.exp = lambda x: 0\nmechanisms.laplace_scale = lambda **kw: 99\n"
         "builtins.len = lambda x: 0\nbuiltins.print = None"
     )
-    status, _ = run_bad_input(page, source)
+    status, _ = run_bad_input(deck, source)
     assert status == "done"
-    set_source(page, "doble-b", (
+    doble_b = deck.cell("doble-b")
+    doble_b.set_source(
         "import numpy as np\nfrom dpdeck import mechanisms\n"
         "print(len([1, 2, 3]), float(np.exp(0.0)), mechanisms.laplace_scale(sensitivity=1, epsilon=0.5))"
-    ))
-    assert run_and_wait(page, "doble-b") == "done"
-    assert output_text(page, "doble-b").strip() == "3 1.0 2.0"
-    page.click(f"{cell_selector('doble-b')} [data-action=reset]")
-    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+    )
+    assert doble_b.run() == "done"
+    assert doble_b.output_text().strip() == "3 1.0 2.0"
+    doble_b.reset()
+    assert_deck_usable(deck, edited_cell="pruebas", edited_source=source)
 
 
-def test_two_hundred_figures_show_the_first_twenty(live_page):
-    page = live_page
+def test_two_hundred_figures_show_the_first_twenty(live_deck):
+    deck = live_deck
     source = "import matplotlib.pyplot as plt\nfor i in range(200):\n    plt.figure(figsize=(1, 1))\n    plt.plot([0, i])"
-    status, text = run_bad_input(page, source)
+    status, text = run_bad_input(deck, source)
     assert status == "done"
-    assert page.locator(f"{cell_selector('pruebas')} img.out-figure").count() == 20
+    assert MAX_FIGURES == 20
+    assert deck.cell("pruebas").figures().count() == MAX_FIGURES
     assert "La celda creó 200 figuras; se muestran las primeras 20" in text
     # All 200 were closed: the next figure cell shows exactly its own.
-    assert run_and_wait(page, "figura") == "done"
-    assert page.locator(f"{cell_selector('figura')} img.out-figure").count() == 1
-    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+    figura = deck.cell("figura")
+    assert figura.run() == "done"
+    assert figura.figures().count() == 1
+    assert_deck_usable(deck, edited_cell="pruebas", edited_source=source)
 
 
 LONG_RUN_SECONDS = 30
 
 
-def test_a_30_second_cell_never_blocks_the_slides(live_page):
-    page = live_page
+def test_a_30_second_cell_never_blocks_the_slides(live_deck):
+    deck = live_deck
+    pruebas = deck.cell("pruebas")
     source = (
         "import time\nt0 = time.time()\n"
         f"while time.time() - t0 < {LONG_RUN_SECONDS}:\n    pass\nprint('fin')"
     )
-    set_source(page, "pruebas", source)
-    before = click_run(page, "pruebas")
-    wait_for_status(page, "pruebas", "running")
+    pruebas.set_source(source)
+    before = pruebas.click_run()
+    pruebas.wait_for_status("running")
     started = time.perf_counter()
-    blur(page)
+    deck.blur()
     moves = 0
     slowest = 0.0
-    while status_of(page, "pruebas") == "running":
-        start = page.evaluate("Reveal.getIndices().h")
-        key, step = ("ArrowRight", 1) if start < 6 else ("Home", -start)
+    while pruebas.status == "running":
+        start = deck.slide_index
+        key, target = ("ArrowRight", start + 1) if start < LAST_SLIDE else ("Home", 0)
         pressed = time.perf_counter()
-        page.keyboard.press(key)
-        page.wait_for_function("target => Reveal.getIndices().h === target", arg=start + step)
+        deck.press(key)
+        deck.wait_for_slide(target)
         slowest = max(slowest, time.perf_counter() - pressed)
         moves += 1
-        page.wait_for_timeout(400)
+        deck.page.wait_for_timeout(400)
     elapsed = time.perf_counter() - started
     print(f"\n{moves} cambios de diapositiva durante la celda de {LONG_RUN_SECONDS} s; "
           f"el más lento tardó {slowest * 1000:.0f} ms")
-    assert wait_for_run(page, "pruebas", before) == "done"
+    assert pruebas.wait_for_run(before) == "done"
     assert elapsed >= LONG_RUN_SECONDS - 2
     assert moves >= LONG_RUN_SECONDS  # the slides kept moving the whole time
-    assert output_text(page, "pruebas").strip() == "fin"
-    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+    assert pruebas.output_text().strip() == "fin"
+    assert_deck_usable(deck, edited_cell="pruebas", edited_source=source)
 
 
-def test_no_request_left_the_server(live_page):
-    page = live_page
-    base = page.url.split("#")[0].rsplit("/", 1)[0]
-    foreign = [url for url in page.requests if not (url.startswith(base) or url.startswith(("blob:", "data:")))]
+def test_no_request_left_the_server(live_deck):
+    base = live_deck.page.url.split("#")[0].rsplit("/", 1)[0]
+    foreign = [url for url in live_deck.requests
+               if not (url.startswith(base) or url.startswith(("blob:", "data:")))]
     assert foreign == []
-    assert not [error for error in page.console_errors if "Content Security Policy" in error]
+    assert not [error for error in live_deck.console_errors if "Content Security Policy" in error]
 
 
 # -------------------------------------------------- without isolation, ?autorun=0
 
 
-OUTPUT_STATE = """selector => {
-    const output = document.querySelector(selector);
-    const opacity = (element) => Number(getComputedStyle(element).opacity);
-    return {
-        label: getComputedStyle(output, '::before').content.replace(/^"|"$/g, ''),
-        previous: output.hasAttribute('data-previous'),
-        elapsed: output.dataset.elapsed || null,
-        blocks: Array.from(output.children).map((element) => ({
-            text: element.textContent, notice: element.classList.contains('out-notice'), opacity: opacity(element)})),
-    };
-}"""
+def test_autorun_off_keeps_the_prerendered_outputs(plain_live_deck):
+    deck = plain_live_deck
+    saludo = deck.cell("saludo")
+    assert deck.isolated is False
+    deck.page.wait_for_timeout(500)
+    assert saludo.origin == "prerendered"
+    assert saludo.status == "idle"
+    assert saludo.runs == 0
+    print(f"\narranque de Python (sin aislamiento): {deck.python['timings']}")
 
 
-
-
-def test_autorun_off_keeps_the_prerendered_outputs(plain_live_page):
-    page = plain_live_page
-    assert page.evaluate("crossOriginIsolated") is False
-    page.wait_for_timeout(500)
-    assert origin_of(page, "saludo") == "prerendered"
-    assert status_of(page, "saludo") == "idle"
-    assert runs_of(page, "saludo") == 0
-    print(f"\narranque de Python (sin aislamiento): {page.evaluate('window.dpdeck.runtime.timings')}")
-
-
-def test_stop_without_isolation_restarts_python_and_keeps_edits(plain_live_page):
-    page = plain_live_page
+def test_stop_without_isolation_restarts_python_and_keeps_edits(plain_live_deck):
+    deck = plain_live_deck
+    pruebas = deck.cell("pruebas")
     source = "print('empieza')\nwhile True:\n    pass"
-    set_source(page, "pruebas", source)
-    boots = page.evaluate("window.dpdeck.runtime.stats.boots")
-    before = click_run(page, "pruebas")
-    wait_for_output_containing(page, "pruebas", "empieza")
+    pruebas.set_source(source)
+    boots = deck.stats["boots"]
+    before = pruebas.click_run()
+    pruebas.wait_for_output_containing("empieza")
     started = time.perf_counter()
-    page.click(f"{cell_selector('pruebas')} [data-action=stop]")
-    assert wait_for_run(page, "pruebas", before) == "stopped"
+    pruebas.stop()
+    assert pruebas.wait_for_run(before) == "stopped"
     print(f"\nStop → celda detenida (reinicio del worker): {time.perf_counter() - started:.2f} s")
-    text = output_text(page, "pruebas")
+    text = pruebas.output_text()
     assert "empieza" in text and "se reinició" in text
     # What the stopped run printed is its own output, not something from before.
-    after = page.evaluate(OUTPUT_STATE, f"{cell_selector('pruebas')} .cell-output")
+    after = pruebas.output_state()
     assert after["label"] == "calculado en tu navegador" and not after["previous"] and after["elapsed"] is None
     assert all(block["opacity"] == 1 for block in after["blocks"])
-    assert page.evaluate("window.dpdeck.runtime.stats.boots") == boots + 1
-    wait_until_ready(page)
+    assert deck.stats["boots"] == boots + 1
+    deck.wait_until_ready()
     print(f"Python listo otra vez tras {time.perf_counter() - started:.2f} s")
-    assert_deck_usable(page, edited_cell="pruebas", edited_source=source)
+    assert_deck_usable(deck, edited_cell="pruebas", edited_source=source)
 
 
-def stop_by_restart(page, cell_id: str, source: str) -> dict:
-    """Runs `source` (a loop that never prints), presses Stop, waits for the new Python."""
-    set_source(page, cell_id, source)
-    before = click_run(page, cell_id)
-    wait_for_status(page, cell_id, "running")
-    page.wait_for_timeout(600)  # past the moment the previous output is marked as being recomputed
-    during = page.evaluate(OUTPUT_STATE, f"{cell_selector(cell_id)} .cell-output")
-    page.click(f"{cell_selector(cell_id)} [data-action=stop]")
-    assert wait_for_run(page, cell_id, before) == "stopped"
-    after = page.evaluate(OUTPUT_STATE, f"{cell_selector(cell_id)} .cell-output")
-    wait_until_ready(page)
+LOOP = "while True:\n    pass"
+
+
+def run_then_restart(cell, end) -> dict:
+    """Runs a loop that never prints, ends it with `end()`, waits for the new Python.
+
+    Returns how the output looked while the loop ran and once it was ended.
+    """
+    cell.set_source(LOOP)
+    before = cell.click_run()
+    cell.wait_for_status("running")
+    cell.page.wait_for_timeout(600)  # past the moment the previous output is marked as being recomputed
+    during = cell.output_state()
+    end()
+    assert cell.wait_for_run(before) == "stopped"
+    after = cell.output_state()
+    cell.deck.wait_until_ready()
     return {"during": during, "after": after}
 
 
-def test_a_stop_by_restart_marks_the_output_left_from_before(plain_live_page):
-    page = plain_live_page
-    loop = "while True:\n    pass"
-    # The pre-computed output of the original code.
-    seen = stop_by_restart(page, "doble-a", loop)
+def test_a_stop_by_restart_marks_the_output_left_from_before(plain_live_deck):
+    doble_a = plain_live_deck.cell("doble-a")
+    # The pre-computed output of the original code; Stop restarts Python (no isolation).
+    seen = run_then_restart(doble_a, doble_a.stop)
     assert seen["during"]["label"] == "pre-calculado · recalculando…"
     after = seen["after"]
     assert after["label"] == "resultado anterior (pre-calculado)"
@@ -792,76 +711,73 @@ def test_a_stop_by_restart_marks_the_output_left_from_before(plain_live_page):
     old, notice = after["blocks"][0], after["blocks"][-1]
     assert old["text"].strip() == "a" and old["opacity"] < 1
     assert notice["notice"] and "se reinició" in notice["text"] and notice["opacity"] == 1
+    doble_a.reset()
 
-    # A live output with its time, ended the same way (the worker's restart is
-    # played to the output directly: another restart would only cost time).
-    set_source(page, "doble-a", "print('de antes')")
-    assert run_and_wait(page, "doble-a") == "done"
-    assert page.evaluate(OUTPUT_STATE, f"{cell_selector('doble-a')} .cell-output")["elapsed"]
-    page.evaluate("() => window.dpdeck.cells.get('doble-a').output.begin()")
-    page.wait_for_timeout(600)
-    during = page.evaluate(OUTPUT_STATE, f"{cell_selector('doble-a')} .cell-output")
-    assert during["label"] == "resultado anterior · recalculando…"
-    page.evaluate("""notice => window.dpdeck.cells.get('doble-a').output.finish(
-        {status: 'stopped', outputs: [], notice, restarted: true})""", "Ejecución detenida: Python se reinició.")
-    after = page.evaluate(OUTPUT_STATE, f"{cell_selector('doble-a')} .cell-output")
+
+def test_restart_python_during_a_run_marks_its_output_and_keeps_edits(plain_live_deck):
+    deck = plain_live_deck
+    doble_a, editable = deck.cell("doble-a"), deck.cell("editable")
+    edit = "print('editada')"
+    editable.set_source(edit)
+    # A live output with its time, then a run that «Reiniciar Python» ends.
+    doble_a.set_source("print('de antes')")
+    assert doble_a.run() == "done"
+    assert doble_a.output_state()["elapsed"]
+    seen = run_then_restart(doble_a, lambda: deck.click_status_button("restart-python"))
+    assert seen["during"]["label"] == "resultado anterior · recalculando…"
+    after = seen["after"]
     assert (after["label"], after["previous"], after["elapsed"]) == ("resultado anterior", True, None)
     assert after["blocks"][0]["text"].strip() == "de antes" and after["blocks"][0]["opacity"] < 1
-    page.click(f"{cell_selector('doble-a')} [data-action=reset]")
-
-
-def test_restart_python_button_keeps_edits(plain_live_page):
-    page = plain_live_page
-    source = "print('editada')"
-    set_source(page, "editable", source)
-    click_status_button(page, "restart-python")
-    wait_until_ready(page)
-    assert source_of(page, "editable") == source
-    assert run_and_wait(page, "editable") == "done"
-    assert output_text(page, "editable").strip() == "editada"
-    page.click(f"{cell_selector('editable')} [data-action=reset]")
+    assert "se reinició" in after["blocks"][-1]["text"]
+    doble_a.reset()
+    # The edit of another cell survived the restart and runs in the new Python.
+    assert editable.source == edit
+    assert editable.run() == "done"
+    assert editable.output_text().strip() == "editada"
+    editable.reset()
 
 
 # ------------------------------------------------------------- fresh pages
 
 
-def test_edits_survive_a_reload_whatever_the_slide(new_page, cells_url):
-    page = new_page(cells_url + "?autorun=0#/2")
-    page.wait_for_selector("html[data-cells=ready]")
-    page.click(f"{cell_selector('editable')} .cm-content")
-    page.keyboard.press("Control+End")
-    page.keyboard.type("\nprint('guardado')")
-    edited = source_of(page, "editable")
+def test_edits_survive_a_reload_whatever_the_slide(new_deck, cells_url):
+    deck = new_deck(cells_url + "?autorun=0#/2")
+    deck.wait_for_cells()
+    editable, saludo = deck.cell("editable"), deck.cell("saludo")
+    editable.click_editor()
+    deck.press("Control+End")
+    deck.page.keyboard.type("\nprint('guardado')")
+    edited = editable.source
     # Straight away: leaving the page must save an edit still waiting for its save.
-    page.goto(cells_url + "#/4")
-    page.reload()
-    page.wait_for_selector("html[data-cells=ready]")
-    assert source_of(page, "editable") == edited
-    assert page.get_attribute(cell_selector("editable"), "data-edited") is not None
-    assert page.inner_text(f"{cell_selector('editable')} .cell-edited") == "editada"
+    deck.goto(cells_url + "#/4")
+    deck.page.reload()
+    deck.wait_for_cells()
+    assert editable.source == edited
+    assert editable.edited
+    assert deck.page.inner_text(f"{editable.selector} .cell-edited") == "editada"
     # The pre-computed output belongs to the original code: shown as stale.
-    assert page.get_attribute(f"{cell_selector('editable')} .cell-output", "data-stale") is not None
-    assert source_of(page, "saludo") == original_of(page, "saludo")
+    assert editable.output_state()["stale"]
+    assert saludo.source == saludo.original
 
 
-def test_a_failed_boot_says_what_failed_and_retry_recovers(new_page, cells_url):
-    page = new_page()
-    page.context.route("**/pyodide/pyodide.asm.wasm", lambda route: route.abort())
-    page.goto(cells_url + "?autorun=0")
-    page.wait_for_selector("html[data-python=error]", timeout=60_000)
-    message = page.inner_text(".python-status")
-    assert "No se pudo cargar Python: falló el intérprete de Python (pyodide/)" in message
-    assert page.is_visible(".python-status [data-action=retry]")
+def test_a_failed_boot_says_what_failed_and_retry_recovers(new_deck, cells_url):
+    deck = new_deck()
+    deck.page.context.route("**/pyodide/pyodide.asm.wasm", lambda route: route.abort())
+    deck.goto(cells_url + "?autorun=0")
+    deck.wait_for_python("error", timeout=60_000)
+    assert "No se pudo cargar Python: falló el intérprete de Python (pyodide/)" in deck.status_text()
+    assert deck.page.is_visible(".python-status [data-action=retry]")
     # The pre-computed output is still there; the slides still move.
-    assert "hola" in output_text(page, "saludo")
-    blur(page)
-    page.keyboard.press("ArrowRight")
-    page.wait_for_function("() => Reveal.getIndices().h === 1")
-    page.context.unroute("**/pyodide/pyodide.asm.wasm")
-    page.click(".python-status [data-action=retry]")
-    wait_until_ready(page)
-    assert run_and_wait(page, "saludo") == "done"
-    assert origin_of(page, "saludo") == "live"
+    saludo = deck.cell("saludo")
+    assert "hola" in saludo.output_text()
+    deck.blur()
+    deck.press("ArrowRight")
+    deck.wait_for_slide(1)
+    deck.page.context.unroute("**/pyodide/pyodide.asm.wasm")
+    deck.page.click(".python-status [data-action=retry]")
+    deck.wait_until_ready()
+    assert saludo.run() == "done"
+    assert saludo.origin == "live"
 
 
 # Every text the Python status chip shows from the page's first moment, with
@@ -878,21 +794,21 @@ new MutationObserver(() => {
 }).observe(document, {subtree: true, childList: true, characterData: true});
 """
 
-# numpy and matplotlib download with the interpreter and install as soon as it has started.
-BOOT_STAGES = ["Cargando Python…", "Preparando el intérprete…",
+BOOT_STAGES = ["Cargando Python…", "Preparando el intérprete…", "Cargando numpy y matplotlib…",
                "Instalando dpdeck…", "Importando numpy, matplotlib y dpdeck…", "Python listo"]
 
 
-def test_boot_says_each_stage_and_the_autorun_never_blanks_a_figure(new_page, cells_url):
-    page = new_page()
-    page.add_init_script(RECORD_STATUS)
-    page.goto(cells_url + "#/1")  # the figure's slide: it reruns by itself when Python is ready
-    page.wait_for_selector("html[data-cells=ready]")
-    page.evaluate(WATCH_OUTPUT, cell_selector("figura"))
-    wait_until_ready(page)
-    page.wait_for_function("selector => document.querySelector(selector).dataset.runs === '1'",
-                           arg=cell_selector("figura"), timeout=RUN_TIMEOUT_MS)
-    log = page.evaluate("window.__statusLog")
+def test_boot_says_each_stage_and_the_autorun_never_blanks_a_figure(new_deck, cells_url):
+    deck = new_deck()
+    figura = deck.cell("figura")
+    deck.page.add_init_script(RECORD_STATUS)
+    deck.goto(cells_url + "#/1")  # the figure's slide: it reruns by itself when Python is ready
+    deck.wait_for_cells()
+    deck.page.evaluate(WATCH_OUTPUT, figura.selector)
+    deck.wait_until_ready()
+    deck.page.wait_for_function("selector => document.querySelector(selector).dataset.runs === '1'",
+                                arg=figura.selector, timeout=RUN_TIMEOUT_MS)
+    log = deck.page.evaluate("window.__statusLog")
     print("\narranque de Python, lo que dice el indicador:")
     for entry in log:
         print(f"  {entry['ms']:6d} ms  {entry['text']}")
@@ -906,36 +822,37 @@ def test_boot_says_each_stage_and_the_autorun_never_blanks_a_figure(new_page, ce
     compiling = next(entry for entry in log if entry["text"] == "Preparando el intérprete…")
     assert compiling["bar"] > 0.3, compiling
     # The automatic rerun kept the pre-computed figure on screen until its own arrived.
-    seen = page.evaluate("window.__stopWatching()")
-    assert status_of(page, "figura") == "done" and origin_of(page, "figura") == "live"
+    seen = deck.page.evaluate("window.__stopWatching()")
+    assert figura.status == "done" and figura.origin == "live"
     assert seen["samples"] > 0 and seen["minFigures"] == 1, seen
 
 
 @pytest.mark.parametrize("query", ["?receiver", "?print-pdf"])
-def test_speaker_view_and_print_do_not_boot_python(new_page, cells_url, query):
-    page = new_page(cells_url + query)
-    page.wait_for_selector("html[data-cells=ready]")
-    page.wait_for_timeout(2500)
-    assert page.get_attribute("html", "data-python") == "off"
-    assert not [url for url in page.requests if "/pyodide/" in url or "runtime.json" in url or "worker.js" in url]
+def test_speaker_view_and_print_do_not_boot_python(new_deck, cells_url, query):
+    deck = new_deck(cells_url + query)
+    deck.wait_for_cells()
+    deck.page.wait_for_timeout(2500)
+    assert deck.python_state == "off"
+    assert not [url for url in deck.requests if "/pyodide/" in url or "runtime.json" in url or "worker.js" in url]
     # The pre-computed results are on the page.
-    assert "hola" in output_text(page, "saludo")
-    assert page.locator(f"{cell_selector('figura')} img.out-figure").count() == 1
+    assert "hola" in deck.cell("saludo").output_text()
+    assert deck.cell("figura").figures().count() == 1
     if query == "?print-pdf":
-        assert page.is_hidden(f"{cell_selector('saludo')} .cell-toolbar")
+        assert deck.page.is_hidden(f"{deck.cell('saludo').selector} .cell-toolbar")
 
 
-def test_opened_as_a_file_the_page_says_how_to_serve_it(new_page, cells_dist):
-    page = new_page((cells_dist / "index.html").as_uri())
-    page.wait_for_selector("html[data-cells=ready]")
-    assert page.get_attribute("html", "data-python") == "off"
+def test_opened_as_a_file_the_page_says_how_to_serve_it(new_deck, cells_dist):
+    deck = new_deck((cells_dist / "index.html").as_uri())
+    deck.wait_for_cells()
+    assert deck.python_state == "off"
     # A one-line chip; focusing it (Tab reaches it) opens the instructions.
-    chip = page.inner_text(".python-status").strip()
+    chip = deck.status_text().strip()
     assert chip == "Sin Python: ábrelas desde un servidor («python3 build.py serve»)"
-    page.focus(".python-status")
-    message = page.inner_text(".python-status")
+    deck.page.focus(".python-status")
+    message = deck.status_text()
     assert "python3 -m http.server" in message and "http.server" not in chip
-    assert "hola" in output_text(page, "saludo")
-    page.click(f"{cell_selector('saludo')} [data-action=run]")
-    assert "servidor" in output_text(page, "saludo")
-    assert re.search(r"/pyodide/", " ".join(page.requests)) is None
+    saludo = deck.cell("saludo")
+    assert "hola" in saludo.output_text()
+    saludo.click("run")
+    assert "servidor" in saludo.output_text()
+    assert re.search(r"/pyodide/", " ".join(deck.requests)) is None

@@ -25,7 +25,7 @@ import re
 
 import pytest
 
-from cellpages import BOOT_TIMEOUT_MS
+from deckpage import DeckPage
 
 VIEWPORT = {"width": 1280, "height": 720}
 STRIP_HEIGHT = 110  # px of the bottom of the window kept per slide
@@ -99,19 +99,14 @@ def overlap(first, second) -> bool:
     return across > 0.5 and down > 0.5
 
 
-def go_to(page, index: int, fragments: int) -> None:
-    page.evaluate("([h, f]) => f > 0 ? Reveal.slide(h, 0, f - 1) : Reveal.slide(h, 0)", [index, fragments])
-    page.wait_for_function("h => Reveal.getIndices().h === h", arg=index)
-    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
-
-
-def collisions_on_every_slide(page, state: str, strips) -> tuple[dict, float, list]:
+def collisions_on_every_slide(deck, state: str, strips) -> tuple[dict, float, list]:
     """Walks the deck; returns {slide: [what meets what]}, the smallest room (px)
     between content and the chrome below it, and the chrome seen on the last slide."""
+    page = deck.page
     slides = page.evaluate("() => Reveal.getSlides().map((s) => s.querySelectorAll('.fragment').length)")
     problems, smallest_gap, chrome = {}, float("inf"), []
     for index, fragments in enumerate(slides):
-        go_to(page, index, fragments)
+        deck.go_to_slide(index, fragments)
         chrome = page.evaluate(CHROME_BOXES)
         content = page.evaluate(CONTENT_BOXES, index)
         found = [f"{piece['what']} bajo {part['what']}"
@@ -148,23 +143,22 @@ def test_the_chrome_never_covers_slide_content_loading_or_ready(browser, deck_ur
     # Hold Python's download half-way: the status chip stays in its loading state.
     context.route("**/pyodide/pyodide.asm.wasm", lambda route: held.append(route))
     try:
-        page = context.new_page()
-        page.goto(deck_url + "index.html?autorun=0")
-        page.wait_for_function("() => window.Reveal && Reveal.isReady()")
-        page.wait_for_selector("html[data-cells=ready]", timeout=30_000)
-        page.evaluate("() => Reveal.configure({transition: 'none', backgroundTransition: 'none'})")
-        page.wait_for_function("() => /MB/.test(document.querySelector('.python-status').textContent)")
-        assert page.get_attribute("html", "data-python") == "loading"
-        loading, loading_gap, loading_chrome = collisions_on_every_slide(page, "cargando", strips)
-        assert "Cargando Python" in page.inner_text(".python-status")
+        deck = DeckPage(context.new_page()).goto(deck_url + "index.html?autorun=0")
+        deck.wait_for_reveal()
+        deck.wait_for_cells()
+        deck.without_transitions()
+        deck.page.wait_for_function("() => /MB/.test(document.querySelector('.python-status').textContent)")
+        assert deck.python_state == "loading"
+        loading, loading_gap, loading_chrome = collisions_on_every_slide(deck, "cargando", strips)
+        assert "Cargando Python" in deck.status_text()
 
         assert held, "la descarga de pyodide.asm.wasm no pasó por la ruta retenida"
         for route in held:
             route.continue_()
-        page.wait_for_selector("html[data-python=ready]", timeout=BOOT_TIMEOUT_MS)
-        page.mouse.move(VIEWPORT["width"] / 2, VIEWPORT["height"] / 3)  # not over the chip
-        ready, ready_gap, ready_chrome = collisions_on_every_slide(page, "listo", strips)
-        assert page.inner_text(".python-status").strip() == "Python listo"
+        deck.wait_for_python()
+        deck.page.mouse.move(VIEWPORT["width"] / 2, VIEWPORT["height"] / 3)  # not over the chip
+        ready, ready_gap, ready_chrome = collisions_on_every_slide(deck, "listo", strips)
+        assert deck.status_text().strip() == "Python listo"
     finally:
         context.close()
     print(f"\nfranjas inferiores de cada diapositiva: {strips}")
@@ -224,9 +218,9 @@ PRINT_LAYOUT = """
 def test_print_pdf_has_every_slide_output_and_figure_and_no_chrome(browser, deck_url, artifacts_dir):
     context = browser.new_context(viewport=VIEWPORT)
     try:
-        page = context.new_page()
-        page.goto(deck_url + "index.html?print-pdf")
-        page.wait_for_function("() => window.Reveal && Reveal.isReady()")
+        deck = DeckPage(context.new_page()).goto(deck_url + "index.html?print-pdf")
+        deck.wait_for_reveal()
+        page = deck.page
         page.wait_for_function("() => document.querySelectorAll('.pdf-page').length > 0")
         page.wait_for_function(
             "() => Array.from(document.querySelectorAll('img')).every((img) => img.complete)", timeout=30_000)
@@ -281,15 +275,6 @@ CELLS_WITH_CONTENT_AFTER = """
     }
     return false;
   }).map((cell) => ({index, id: cell.dataset.cellId})))
-"""
-
-RUN_WITH_SOURCE = """
-async ([id, source]) => {
-  const cell = window.dpdeck.cells.get(id);
-  cell.view.dispatch({changes: {from: 0, to: cell.view.state.doc.length, insert: source}});
-  const result = await cell.run();
-  return result.status;
-}
 """
 
 # How far (slide px) anything drawn on the slide — each line of text and each
@@ -350,20 +335,21 @@ LONG_OUTPUTS = {
 }
 
 
-def test_a_long_live_output_scrolls_inside_its_cell_and_never_leaves_the_slide(new_page, deck_url):
-    page = new_page(deck_url + "index.html?autorun=0")
-    page.wait_for_selector("html[data-cells=ready]", timeout=30_000)
-    page.evaluate("() => Reveal.configure({transition: 'none', backgroundTransition: 'none'})")
+def test_a_long_live_output_scrolls_inside_its_cell_and_never_leaves_the_slide(new_deck, deck_url):
+    deck = new_deck(deck_url + "index.html?autorun=0")
+    page = deck.page
+    deck.wait_for_cells()
+    deck.without_transitions()
     cells = page.evaluate(CELLS_WITH_CONTENT_AFTER)
     assert len(cells) >= 3, cells
-    page.wait_for_selector("html[data-python=ready]", timeout=BOOT_TIMEOUT_MS)
+    deck.wait_for_python()
     problems, checked = [], 0
     for cell in cells:
-        go_to(page, cell["index"], 0)
+        deck.go_to_slide(cell["index"])
         before = page.evaluate(SLIDE_REACH, cell["index"])
         for name, source in LONG_OUTPUTS.items():
-            assert page.evaluate(RUN_WITH_SOURCE, [cell["id"], source]) == "done"
-            page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+            assert deck.cell(cell["id"]).run_in_page(source)["status"] == "done"
+            deck.settle()
             reach = page.evaluate(SLIDE_REACH, cell["index"])
             label = page.evaluate(LABEL_SHOWN, cell["id"])
             checked += 1
@@ -410,14 +396,14 @@ ENGLISH_WORDS = re.compile(r"\b(Upcoming|Time|TIME|Notes|NOTES|Layout|Click|Rese
                            r"Loading|AM|PM)\b")
 
 
-def test_speaker_view_typesets_the_notes_math_and_speaks_spanish(new_page, deck_url, artifacts_dir):
-    page = new_page(deck_url + "index.html?autorun=0")
-    page.wait_for_function("() => window.Reveal && Reveal.isReady()")
-    index = page.evaluate(SLIDE_WITH_MATH_NOTES)
+def test_speaker_view_typesets_the_notes_math_and_speaks_spanish(new_deck, deck_url, artifacts_dir):
+    deck = new_deck(deck_url + "index.html?autorun=0")
+    deck.wait_for_reveal()
+    index = deck.page.evaluate(SLIDE_WITH_MATH_NOTES)
     assert index >= 0, "ninguna diapositiva tiene fórmulas en sus notas"
-    go_to(page, index, 0)
-    with page.context.expect_page(timeout=15_000) as popup:
-        page.keyboard.press("s")
+    deck.go_to_slide(index)
+    with deck.page.context.expect_page(timeout=15_000) as popup:
+        deck.press("s")
     speaker = popup.value
     speaker.wait_for_function(
         "() => document.querySelector('.speaker-controls-notes .value .katex-mathml')", timeout=30_000)
@@ -482,9 +468,10 @@ ENGLISH_HELP = re.compile(r"\b(Keyboard|Shortcuts|KEY|ACTION|Next|Previous|Navig
                           r"overview|Speaker|notes view|SPACE|Shift|Resume|presentation)\b")
 
 
-def test_reveals_help_and_pause_screens_are_readable_and_spanish(new_page, deck_url, artifacts_dir):
-    page = new_page(deck_url + "index.html?autorun=0")
-    page.wait_for_function("() => window.Reveal && Reveal.isReady()")
+def test_reveals_help_and_pause_screens_are_readable_and_spanish(new_deck, deck_url, artifacts_dir):
+    deck = new_deck(deck_url + "index.html?autorun=0")
+    deck.wait_for_reveal()
+    page = deck.page
     page.keyboard.press("Shift+Slash")  # «?»
     page.wait_for_selector(".reveal .r-overlay-help table td")
     page.wait_for_timeout(400)  # its fade-in
@@ -529,9 +516,10 @@ GUTTER_AND_LINE_CENTRES = """
 """
 
 
-def test_line_numbers_sit_on_their_code_lines(new_page, deck_url):
-    page = new_page(deck_url + "index.html?autorun=0#/codo")
-    page.wait_for_selector("html[data-cells=ready]", timeout=30_000)
+def test_line_numbers_sit_on_their_code_lines(new_deck, deck_url):
+    deck = new_deck(deck_url + "index.html?autorun=0#/codo")
+    deck.wait_for_cells()
+    page = deck.page
     cell_id = page.evaluate("() => Reveal.getCurrentSlide().querySelector('.cell').dataset.cellId")
     pairs = page.evaluate(GUTTER_AND_LINE_CENTRES, cell_id)
     assert len(pairs) == 5

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from deckpage import DeckPage
 from dpdeck import figures
 from dpdeck.cellrun import FIGURE_DPI
 
@@ -36,39 +37,6 @@ CELL_TIMEOUT_MS = 120_000
 SLOWEST_SHOWN = 8
 
 SLIDE_SIZE = (1280, 720)
-
-# Reads a cell's output area: text blocks (class, text) and figures, in order.
-READ_OUTPUT = """
-(id) => {
-  const cell = document.querySelector(`.cell[data-cell-id="${id}"]`);
-  const output = cell.querySelector('.cell-output');
-  const blocks = [];
-  let figures = 0, loaded = 0;
-  for (const element of output.children) {
-    if (element.matches('img.out-figure')) {
-      figures += 1;
-      if (element.complete && element.naturalWidth > 0) loaded += 1;
-    } else if (element.matches('pre')) {
-      const kind = ['out-stdout', 'out-stderr', 'out-value', 'out-error']
-        .find((name) => element.classList.contains(name)) || element.className;
-      blocks.push([kind, element.textContent]);
-    }
-  }
-  return {origin: output.dataset.origin, status: cell.dataset.status,
-          declared: Number(cell.dataset.figures), blocks, figures, loaded};
-}
-"""
-
-# Runs one cell through the page's own runtime (what the ▶ button does).
-RUN_CELL = """
-async (id) => {
-  const started = performance.now();
-  const result = await window.dpdeck.cells.get(id).run();
-  return {status: result ? result.status : null,
-          elapsedMs: result && typeof result.elapsedMs === 'number' ? result.elapsedMs : null,
-          wallMs: performance.now() - started};
-}
-"""
 
 # Everything on a slide must lie inside its 1280×720 box, and no cell area may scroll.
 CHECK_OVERFLOW = """
@@ -144,19 +112,10 @@ def slide_label(index: int, slide_id: str | None) -> str:
     return f"{index + 1:02d}-{slide_id}" if slide_id else f"{index + 1:02d}"
 
 
-def go_to(page, index: int, fragments_shown: int = 0) -> None:
-    """Show slide ``index`` with its first ``fragments_shown`` fragments revealed."""
-    page.evaluate("([h, f]) => f > 0 ? Reveal.slide(h, 0, f - 1) : Reveal.slide(h, 0)",
-                  [index, fragments_shown])
-    page.wait_for_function("h => Reveal.getIndices().h === h", arg=index)
-    # Two frames: reveal lays the slide out and the editors re-measure.
-    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
-
-
-def focus_the_deck(page) -> None:
+def focus_the_deck(deck) -> None:
     """Keys must reach reveal.js, not a code editor."""
-    page.evaluate("() => { if (document.activeElement) document.activeElement.blur(); }")
-    page.evaluate("() => document.querySelector('.reveal').focus && document.querySelector('.reveal').focus()")
+    deck.blur()
+    deck.page.evaluate("() => document.querySelector('.reveal').focus && document.querySelector('.reveal').focus()")
 
 
 @pytest.fixture(scope="module")
@@ -175,12 +134,13 @@ def tour(browser, deck_url, artifacts_dir, request):
             if message.type == "error" else None)
     page.on("pageerror", lambda error: page.console_errors.append(str(error)))
 
+    deck = DeckPage(page)
     started = time.perf_counter()
     # autorun=0: the tour runs each cell itself, once, and times it.
-    page.goto(deck_url + "index.html?autorun=0")
-    page.wait_for_function("() => window.Reveal && Reveal.isReady()")
-    page.wait_for_selector("html[data-cells=ready]", timeout=30_000)
-    page.evaluate("() => Reveal.configure({transition: 'none', backgroundTransition: 'none'})")
+    deck.goto(deck_url + "index.html?autorun=0")
+    deck.wait_for_reveal()
+    deck.wait_for_cells()
+    deck.without_transitions()
 
     slides = page.evaluate("""() => Reveal.getSlides().map((slide) => ({
         id: slide.id || null,
@@ -191,21 +151,20 @@ def tour(browser, deck_url, artifacts_dir, request):
         notes: (slide.querySelector('aside.notes') || {}).textContent || '',
     }))""")
     cell_ids = [cell_id for slide in slides for cell_id in slide["cells"]]
-    prerendered = {cell_id: page.evaluate(READ_OUTPUT, cell_id) for cell_id in cell_ids}
+    prerendered = {cell_id: deck.cell(cell_id).read_output() for cell_id in cell_ids}
 
-    page.wait_for_selector("html[data-python=ready]", timeout=BOOT_TIMEOUT_MS)
+    deck.wait_for_python(timeout=BOOT_TIMEOUT_MS)
     boot_seconds = time.perf_counter() - started
 
     runs, live, overflow, screenshots, figure_sizes, chrome = {}, {}, {}, [], {}, {}
     for index, slide in enumerate(slides):
-        go_to(page, index, fragments_shown=slide["fragments"])
+        deck.go_to_slide(index, slide["fragments"])
         for cell_id in slide["cells"]:
-            runs[cell_id] = page.evaluate(RUN_CELL, cell_id)
-            page.wait_for_function(
-                "id => { const img = [...document.querySelectorAll(`.cell[data-cell-id='${id}'] img.out-figure`)];"
-                " return img.every((i) => i.complete); }", arg=cell_id, timeout=CELL_TIMEOUT_MS)
-            live[cell_id] = page.evaluate(READ_OUTPUT, cell_id)
-        go_to(page, index, fragments_shown=slide["fragments"])
+            cell = deck.cell(cell_id)
+            runs[cell_id] = cell.run_in_page()
+            cell.wait_for_figures_loaded(timeout=CELL_TIMEOUT_MS)
+            live[cell_id] = cell.read_output()
+        deck.go_to_slide(index, slide["fragments"])
         overflow[index] = page.evaluate(CHECK_OVERFLOW, index)
         figure_sizes[index] = page.evaluate(FIGURE_SIZES, index)
         chrome[index] = page.evaluate(CHROME_COLORS)
@@ -215,7 +174,7 @@ def tour(browser, deck_url, artifacts_dir, request):
     tour_seconds = time.perf_counter() - started
 
     data = {
-        "page": page, "context": context, "slides": slides, "cell_ids": cell_ids,
+        "page": page, "deck": deck, "context": context, "slides": slides, "cell_ids": cell_ids,
         "prerendered": prerendered, "live": live, "runs": runs, "overflow": overflow,
         "screenshots": screenshots, "folder": shots, "figure_sizes": figure_sizes, "chrome": chrome,
     }
@@ -398,38 +357,38 @@ def test_no_console_errors_during_the_tour(tour):
 
 
 def test_keyboard_alone_covers_the_whole_deck(tour):
-    page = tour["page"]
+    deck = tour["deck"]
     slides = tour["slides"]
-    go_to(page, 0)
-    focus_the_deck(page)
+    deck.go_to_slide(0)
+    focus_the_deck(deck)
     fragments = sum(s["fragments"] for s in slides)
     presses = len(slides) - 1 + fragments
     seen, revealed, current = {0}, 0, 0
     for _ in range(presses):
-        page.keyboard.press("ArrowRight")
-        h = page.evaluate("() => Reveal.getIndices().h")
+        deck.press("ArrowRight")
+        h = deck.slide_index
         if h == current:
             revealed += 1  # the key showed the next fragment (an answer) instead of moving on
         seen.add(h)
         current = h
     assert seen == set(range(len(slides)))
-    assert page.evaluate("() => Reveal.isLastSlide()")
+    assert deck.is_last_slide()
     assert revealed == fragments
-    page.keyboard.press("ArrowLeft")
-    assert page.evaluate("() => Reveal.getIndices().h") == len(slides) - 2
-    page.keyboard.press("Home")
-    assert page.evaluate("() => Reveal.getIndices().h") == 0
-    page.keyboard.press("End")
-    assert page.evaluate("() => Reveal.getIndices().h") == len(slides) - 1
+    deck.press("ArrowLeft")
+    assert deck.slide_index == len(slides) - 2
+    deck.press("Home")
+    assert deck.slide_index == 0
+    deck.press("End")
+    assert deck.slide_index == len(slides) - 1
 
 
 def test_speaker_view_opens_with_the_notes_of_the_current_slide(tour):
-    page = tour["page"]
+    deck = tour["deck"]
     index = next(i for i, s in enumerate(tour["slides"]) if s["id"] == "hoja-de-ruta")
-    go_to(page, index)
-    focus_the_deck(page)
-    with page.context.expect_page(timeout=15_000) as popup_info:
-        page.keyboard.press("s")
+    deck.go_to_slide(index)
+    focus_the_deck(deck)
+    with deck.page.context.expect_page(timeout=15_000) as popup_info:
+        deck.press("s")
     speaker = popup_info.value
     try:
         speaker.wait_for_load_state()

@@ -6,13 +6,20 @@ import base64
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-import build
+import pytest
+
 from deck_fixtures import ROOT, SAMPLE_DECK, run_build, write_deck
+from deckbuild.errors import BuildError
+from deckbuild.package import check_stylesheet_urls, read_project_version
+from deckbuild.pins import list_shipped_pins
+from deckbuild.pyodide import LAZY_PACKAGES
+from deckbuild.prerender import read_cached_outcome, write_cached_outcome
 
 
 def sha256(path: Path) -> str:
@@ -38,7 +45,7 @@ def test_contract_layout_is_present(dist_dir):
                  "vendor/reveal/plugin/notes/notes.js", "vendor/katex/katex.min.css",
                  "pyodide/pyodide.js", "pyodide/pyodide.asm.js", "pyodide/pyodide.asm.wasm",
                  "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json",
-                 f"wheels/dpdeck-{build.read_project_version()}-py3-none-any.whl"):
+                 f"wheels/dpdeck-{read_project_version()}-py3-none-any.whl"):
         assert name in files, name
     assert any(name.startswith("vendor/katex/fonts/KaTeX_Main-Regular") for name in files)
 
@@ -75,12 +82,12 @@ def test_a_warm_rebuild_replaces_dist_and_leaves_no_temporary_folders(sample_bui
 def test_a_damaged_prerender_entry_is_dropped(tmp_path, capsys):
     path = tmp_path / "celda.json"
     outcome = {"status": "done", "outputs": [{"type": "value", "text": "42"}]}
-    build.write_cached_outcome(path, outcome)
-    assert build.read_cached_outcome(path) == outcome
+    write_cached_outcome(path, outcome)
+    assert read_cached_outcome(path) == outcome
     path.write_bytes(path.read_bytes().replace(b"42", b"43"))
-    assert build.read_cached_outcome(path) is None
+    assert read_cached_outcome(path) is None
     assert not path.exists() and "dañado" in capsys.readouterr().out
-    assert build.read_cached_outcome(tmp_path / "ausente.json") is None
+    assert read_cached_outcome(tmp_path / "ausente.json") is None
 
 
 def test_trimmed_lock_lists_exactly_the_shipped_wheels(dist_dir):
@@ -100,7 +107,7 @@ def test_trimmed_lock_lists_exactly_the_shipped_wheels(dist_dir):
         unchanged = ("sha256", "depends")
         assert {key: value for key, value in entry.items() if key not in unchanged} == \
             {key: value for key, value in official["packages"][name].items() if key not in unchanged}
-        assert set(entry["depends"]) == set(official["packages"][name]["depends"]) - set(build.LAZY_PACKAGES)
+        assert set(entry["depends"]) == set(official["packages"][name]["depends"]) - set(LAZY_PACKAGES)
         assert sha256(dist_dir / "pyodide" / entry["file_name"]) == entry["sha256"], name
     wheels = {path.name for path in (dist_dir / "pyodide").glob("*.whl")}
     assert wheels == {entry["file_name"] for entry in lock["packages"].values()}
@@ -113,11 +120,20 @@ def test_runtime_json_describes_the_boot(dist_dir):
     assert (dist_dir / runtime["wheel"]).is_file()
     lock = json.loads((dist_dir / "pyodide" / "pyodide-lock.json").read_text())
     lazy = {entry["name"]: entry for entry in runtime["lazyPackages"]}
-    assert sorted(lazy) == sorted(build.LAZY_PACKAGES)
+    assert sorted(lazy) == sorted(LAZY_PACKAGES)
     for name, entry in lazy.items():
         assert entry["file"] == "pyodide/" + lock["packages"][name]["file_name"]
         assert entry["sha256"] == lock["packages"][name]["sha256"] == sha256(dist_dir / entry["file"])
         assert entry["imports"] == lock["packages"][name]["imports"]
+    def integrity(path):
+        return "sha256-" + base64.b64encode(hashlib.sha256(path.read_bytes()).digest()).decode()
+
+    # What the boot loads is fetched early, each file with its Subresource Integrity.
+    preload = {entry["file"]: entry["integrity"] for entry in runtime["preload"]}
+    assert sorted(preload) == sorted("pyodide/" + entry["file_name"] for name, entry in lock["packages"].items()
+                                     if name not in lazy)
+    assert all(value == integrity(dist_dir / file) for file, value in preload.items())
+    assert runtime["wheelIntegrity"] == integrity(dist_dir / runtime["wheel"])
     boot = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
     boot += [entry["file_name"] for name, entry in lock["packages"].items() if name not in lazy]
     expected = sum((dist_dir / "pyodide" / name).stat().st_size for name in boot)
@@ -163,3 +179,48 @@ def test_dpdeck_wheel_imports_and_finds_the_census_inside(dist_dir, tmp_path):
     assert found_inside == "True"
     rows = sum(1 for _ in (ROOT / "assets" / "data" / "censo.csv").open(encoding="utf-8")) - 1
     assert int(loaded) == rows
+
+
+def test_only_the_dpdeck_package_ships_never_the_build(dist_dir):
+    """The wheel the browser installs holds dpdeck alone, and so does a setuptools build of the project."""
+    import tomllib
+
+    from setuptools import find_packages
+
+    runtime = json.loads((dist_dir / "runtime.json").read_text())
+    with zipfile.ZipFile(dist_dir / runtime["wheel"]) as wheel:
+        top = {name.split("/")[0] for name in wheel.namelist()}
+    assert top == {"dpdeck", f"dpdeck-{read_project_version()}.dist-info"}
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        found = tomllib.load(handle)["tool"]["setuptools"]["packages"]["find"]
+    assert "deckbuild" in find_packages(where=str(ROOT / "py"))   # there is something to leave out
+    assert find_packages(where=str(ROOT / found["where"][0]), include=found["include"]) == ["dpdeck"]
+
+
+def test_the_fonts_are_the_pinned_files_declared_by_the_stylesheet(dist_dir):
+    """dist/fonts/ holds exactly the pinned fonts; css/main.css declares each (woff2, swap, relative URL)."""
+    pinned = {pin.ship: pin.sha256 for pin in list_shipped_pins() if pin.ship.startswith("fonts/")}
+    shipped = {path.relative_to(dist_dir).as_posix() for path in (dist_dir / "fonts").iterdir()}
+    assert shipped == set(pinned) and any(name.endswith(".woff2") for name in shipped)
+    assert {name: sha256(dist_dir / name) for name in shipped} == pinned
+    stylesheet = (dist_dir / "css" / "main.css").read_text(encoding="utf-8")
+    faces = re.findall(r"@font-face\s*{([^}]*)}", stylesheet)
+    declared = {re.search(r"url\(\"?\.\./(fonts/[^)\"]+)", face).group(1) for face in faces}
+    assert declared == {name for name in pinned if name.endswith(".woff2")}
+    assert all("font-display:swap" in face.replace(" ", "") for face in faces)
+    assert re.search(r'--dp-font:\s*"Arimo"', stylesheet) and re.search(r'--dp-mono:\s*"DejaVu Sans Mono"', stylesheet)
+
+
+def test_a_stylesheet_url_to_a_missing_file_or_an_unused_font_stops_the_build(dist_dir, tmp_path):
+    deck = tmp_path / "mazo"
+    (deck / "css").mkdir(parents=True)
+    (deck / "fonts").mkdir()
+    for name in ("css/main.css", *[pin.ship for pin in list_shipped_pins() if pin.ship.startswith("fonts/")]):
+        (deck / name).write_bytes((dist_dir / name).read_bytes())
+    check_stylesheet_urls(deck)
+    (deck / "fonts" / "arimo-greek-400-normal.woff2").unlink()
+    with pytest.raises(BuildError, match=r"css/main.css pide url\(\.\./fonts/arimo-greek-400-normal.woff2\)"):
+        check_stylesheet_urls(deck)
+    (deck / "css" / "main.css").write_text("body { color: black }")
+    with pytest.raises(BuildError, match="letra fijada que ninguna hoja de estilo usa: fonts/arimo-greek-400-italic"):
+        check_stylesheet_urls(deck)

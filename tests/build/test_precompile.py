@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
-import build
 from deck_fixtures import ROOT
 from deckbuild import precompile
+from deckbuild.errors import BuildError
+from deckbuild.fetch import lookup_cache
+from deckbuild.files import hash_file
 
 NPM_PYODIDE = ROOT / "node_modules" / "pyodide"
 # PEP 552: a hash-based .pyc that is used without checking its source.
@@ -43,7 +45,7 @@ def shipped_archives(dist: Path) -> list[Path]:
 def official_wheel(name: str) -> Path:
     """The verified original wheel of a package, from the build's download cache."""
     entry = json.loads((NPM_PYODIDE / "pyodide-lock.json").read_text())["packages"][name]
-    path = build.lookup_cache(entry["sha256"], entry["file_name"])
+    path = lookup_cache(entry["sha256"], entry["file_name"])
     if path is None:
         pytest.skip(f"{entry['file_name']} no está en la caché de la construcción")
     return path
@@ -159,9 +161,9 @@ def compile_tiny(tmp_path: Path, cache: Path, *, keep_sources: bool = False) -> 
     wheel = tmp_path / "tiny-1.0-py3-none-any.whl"
     if not wheel.exists():
         write_wheel(wheel, TINY_WHEEL)
-    archive = precompile.Archive(wheel.name, wheel, precompile.hash_file(wheel), "wheel", precompile.SITE_PACKAGES,
+    archive = precompile.Archive(wheel.name, wheel, hash_file(wheel), "wheel", precompile.SITE_PACKAGES,
                                  keep_sources=keep_sources)
-    return precompile.precompile_archives([archive], pyodide_folder=NPM_PYODIDE, cache=cache)[wheel.name]
+    return precompile.compile_archives([archive], cache=cache)[wheel.name]
 
 
 def read_record(wheel: zipfile.ZipFile) -> dict[str, tuple[str, str]]:
@@ -197,7 +199,7 @@ def test_keeping_sources_puts_bytecode_where_the_import_system_looks(tmp_path):
 def test_the_cache_is_verified_on_every_hit_and_a_damaged_entry_is_compiled_again(tmp_path, monkeypatch, capsys):
     cache = tmp_path / "cache"
     first = compile_tiny(tmp_path, cache)
-    digest = precompile.hash_file(first)
+    digest = hash_file(first)
     # A hit needs no compiler at all.
     monkeypatch.setenv("PATH", "")
     assert compile_tiny(tmp_path, cache) == first
@@ -205,19 +207,19 @@ def test_the_cache_is_verified_on_every_hit_and_a_damaged_entry_is_compiled_agai
     first.write_bytes(first.read_bytes()[:-10] + b"0123456789")
     again = compile_tiny(tmp_path, cache)
     assert "dañado" in capsys.readouterr().out
-    assert precompile.hash_file(again) == digest
+    assert hash_file(again) == digest
     # The output depends only on the input: another cache, the same bytes.
     other = compile_tiny(tmp_path, tmp_path / "otra")
-    assert precompile.hash_file(other) == digest
+    assert hash_file(other) == digest
     assert sorted(path.name for path in cache.iterdir()) == [first.parent.name]
 
 
 def test_a_compiler_failure_names_the_archives(tmp_path):
     broken = write_wheel(tmp_path / "roto-1.0-py3-none-any.whl", {"roto/__init__.py": b"x = 1\n"})
     broken.write_bytes(b"esto no es un zip")
-    archive = precompile.Archive(broken.name, broken, precompile.hash_file(broken), "wheel", precompile.SITE_PACKAGES)
-    with pytest.raises(precompile.PrecompileError, match="roto-1.0-py3-none-any.whl"):
-        precompile.precompile_archives([archive], pyodide_folder=NPM_PYODIDE, cache=tmp_path / "cache")
+    archive = precompile.Archive(broken.name, broken, hash_file(broken), "wheel", precompile.SITE_PACKAGES)
+    with pytest.raises(BuildError, match="roto-1.0-py3-none-any.whl"):
+        precompile.compile_archives([archive], cache=tmp_path / "cache")
     assert not [path for path in (tmp_path / "cache").rglob("*") if path.is_file()]
 
 

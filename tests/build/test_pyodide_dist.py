@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import build
 from deck_fixtures import ROOT, run_build, write_deck
+from deckbuild.fetch import lookup_cache
+from deckbuild.files import hash_file
+from deckbuild.paths import CACHE
 
 TINY_DECK = {"00.md": "# Solo texto\n"}
 
@@ -19,8 +21,8 @@ def fresh_cache(tmp_path):
     """An empty download cache that shares the bytecode compiled from the same verified inputs."""
     cache = tmp_path / "cache"
     cache.mkdir()
-    (build.CACHE / "precompiled").mkdir(parents=True, exist_ok=True)
-    (cache / "precompiled").symlink_to(build.CACHE / "precompiled")
+    (CACHE / "precompiled").mkdir(parents=True, exist_ok=True)
+    (cache / "precompiled").symlink_to(CACHE / "precompiled")
     return str(cache)
 
 
@@ -35,7 +37,7 @@ def official_folder(tmp_path_factory, sample_build):
     official = json.loads((npm / "pyodide-lock.json").read_text())["packages"]
     for name in json.loads((sample_build / "pyodide" / "pyodide-lock.json").read_text())["packages"]:
         entry = official[name]   # dist/ ships them compiled; the official files are in the download cache
-        shutil.copyfile(build.lookup_cache(entry["sha256"], entry["file_name"]), folder / entry["file_name"])
+        shutil.copyfile(lookup_cache(entry["sha256"], entry["file_name"]), folder / entry["file_name"])
     return folder
 
 
@@ -88,5 +90,5 @@ def test_a_damaged_cache_entry_is_dropped_and_fetched_again(official_folder, tmp
     result = run_build(*arguments, env={"DPDECK_CACHE": str(cache)})
     assert result.returncode == 0, result.stderr
     assert "dañado" in result.stdout
-    assert build.hash_file(cache / "files" / cached.parent.name / cached.name) == cached.parent.name
+    assert hash_file(cache / "files" / cached.parent.name / cached.name) == cached.parent.name
     assert (cached.parent / cached.name).read_bytes() == (official_folder / cached.name).read_bytes()

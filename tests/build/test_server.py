@@ -1,4 +1,4 @@
-"""build.py's server: isolation headers, wasm MIME type, revalidation with ETag."""
+"""The deck's development server (deckbuild.server): isolation headers, wasm MIME type, revalidation with ETag."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-import build
+from deckbuild.server import make_server
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def served(tmp_path):
     servers = {}
 
     def start(isolated):
-        server = build.make_server(tmp_path, 0, isolated=isolated)
+        server = make_server(tmp_path, 0, isolated=isolated)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers[isolated] = server
         return f"http://127.0.0.1:{server.server_address[1]}/"

@@ -6,6 +6,7 @@ Rényi calculada por cuadratura numérica.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -138,9 +139,23 @@ def test_tight_conversion_never_worse_than_classic():
 
 
 def test_rdp_to_dp_classic_formula_by_hand():
-    epsilon, alpha = acc.rdp_to_dp(rdp=[1.0, 2.0], alphas=[2.0, 4.0], delta=1e-5)
+    with pytest.warns(acc.RdpGridWarning, match="borde de la rejilla"):
+        epsilon, alpha = acc.rdp_to_dp(rdp=[1.0, 2.0], alphas=[2.0, 4.0], delta=1e-5)
     candidates = [1.0 + math.log(1e5) / 1.0, 2.0 + math.log(1e5) / 3.0]
     assert epsilon == pytest.approx(min(candidates)) and alpha == 4.0
+
+
+def test_rdp_to_dp_warns_in_spanish_only_when_the_best_order_is_at_an_edge():
+    alphas = np.array([1.5, 2.0, 3.0, 8.0])
+    ten_steps = 10 * acc.gaussian_rdp(alpha=alphas, sigma=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", acc.RdpGridWarning)
+        epsilon, alpha = acc.rdp_to_dp(rdp=100 * ten_steps, alphas=alphas, delta=1e-5)  # interior
+    assert alpha == 3.0
+    # Too few steps for this grid: the true optimum lies beyond α = 8, and the warning says so.
+    with pytest.warns(acc.RdpGridWarning, match=r"α = 8.*de 1,5 a 8"):
+        _, alpha = acc.rdp_to_dp(rdp=ten_steps, alphas=alphas, delta=1e-5)
+    assert alpha == 8.0
 
 
 def test_rdp_to_dp_reports_zero_instead_of_negative():
@@ -193,11 +208,15 @@ def test_tight_conversion_agrees_with_dp_accounting(reference, sigma, steps, del
     Los órdenes de dp-accounting empiezan en 1,1 > 1,01, fuera de su caso especial."""
     orders = np.array(reference.rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS, dtype=float)
     expected, reference_order = _reference_epsilon(reference, sigma, steps, delta, orders)
-    ours, our_order = acc.gaussian_rdp_epsilon(
-        sigma=sigma, steps=steps, delta=delta, alphas=orders, conversion="tight"
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", acc.RdpGridWarning)
+        ours, our_order = acc.gaussian_rdp_epsilon(
+            sigma=sigma, steps=steps, delta=delta, alphas=orders, conversion="tight"
+        )
     assert ours == pytest.approx(expected, rel=1e-9, abs=1e-12)
     assert our_order == reference_order
+    # The optimiser says so exactly when the best order is the grid's first or last.
+    assert bool(caught) == (our_order in (orders.min(), orders.max()))
 
 
 @pytest.mark.parametrize("sigma, steps, delta", [(20.0, 10_000, 1e-5), (1.0, 100, 1e-5), (3.0, 1000, 1e-7)])
@@ -256,3 +275,130 @@ def test_classic_conversion_matches_dp_accounting_rdp_curve(reference):
 def test_bad_input_raises_spanish_value_error(call, fragment):
     with pytest.raises(ValueError, match=fragment):
         call()
+
+
+# ------------------------------------------- exact Gaussian, Laplace RDP, subsampling --
+
+
+@pytest.mark.parametrize("sigma, steps, epsilon", [(20.0, 10_000, 36.49), (1.0, 1, 0.5), (5.0, 100, 2.0)])
+def test_exact_gaussian_delta_agrees_with_dp_accounting_pld(reference, sigma, steps, epsilon):
+    """Balle y Wang (2018): δ(ε) exacto. La PLD de dp-accounting del mismo mecanismo compuesto."""
+    from dp_accounting import pld
+
+    accountant = pld.PLDAccountant(neighboring_relation=reference.NeighboringRelation.ADD_OR_REMOVE_ONE,
+                                   value_discretization_interval=1e-4)
+    accountant.compose(reference.GaussianDpEvent(noise_multiplier=sigma), steps)
+    expected = accountant.get_delta(epsilon)
+    assert acc.gaussian_exact_delta(epsilon=epsilon, sigma=sigma, steps=steps) == pytest.approx(expected, rel=1e-3)
+
+
+def test_exact_gaussian_epsilon_is_below_every_accountant():
+    exact = acc.gaussian_exact_epsilon(delta=1e-5, sigma=20, steps=10_000)
+    assert round(exact, 1) == 33.1
+    assert acc.gaussian_exact_delta(epsilon=exact, sigma=20, steps=10_000) == pytest.approx(1e-5, rel=1e-6)
+    compared = acc.compare_gaussian_accountants(sigma=20, steps=10_000, delta=1e-5)
+    assert exact < compared["rdp_tight"] < compared["rdp"] < compared["advanced"] < compared["sequential"]
+    # k Gaussians with σ are one Gaussian with σ/√k: the exact curve knows it.
+    assert acc.gaussian_exact_delta(epsilon=2.0, sigma=20, steps=100) == pytest.approx(
+        acc.gaussian_exact_delta(epsilon=2.0, sigma=2, steps=1), rel=1e-12)
+
+
+def test_laplace_rdp_agrees_with_dp_accounting(reference):
+    from dp_accounting.rdp import RdpAccountant
+
+    orders = np.array(reference.rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS, dtype=float)
+    accountant = RdpAccountant(orders=orders)
+    accountant.compose(reference.LaplaceDpEvent(2.0), 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", acc.RdpGridWarning)   # pure DP: the best order is the largest
+        ours, _ = acc.rdp_to_dp(rdp=3 * acc.laplace_rdp(alpha=orders, scale=2.0), alphas=orders, delta=1e-5,
+                                conversion="tight")
+    assert ours == pytest.approx(accountant.get_epsilon(1e-5), rel=1e-9)
+    # As α → ∞ the curve tends to the pure ε = Δ/b, from below.
+    assert acc.laplace_rdp(alpha=1e6, scale=2.0) == pytest.approx(0.5, rel=1e-4)
+    assert np.all(np.diff(acc.laplace_rdp(alpha=orders, scale=2.0)) >= 0)
+
+
+@pytest.mark.parametrize("epsilon, factor", [(0.1, 1.05), (1.0, 1.70), (5.0, 18.1)])
+def test_amplification_by_subsampling_is_not_q_times_epsilon(reference, epsilon, factor):
+    """ln(1 + q(e^ε − 1)) con q = 0,01: 1,05, 1,7 y 18 veces qε. La PLD de dp-accounting del
+    Laplace submuestreado (Poisson, agregar o quitar) tiene δ ≈ 0 justo por encima de ese ε y
+    δ > 0 un 3 % por debajo: la cota es la exacta."""
+    from dp_accounting import pld
+
+    amplified, delta = acc.amplify_by_subsampling(epsilon=epsilon, sampling_probability=0.01)
+    assert delta == 0.0 and amplified / (0.01 * epsilon) == pytest.approx(factor, rel=0.01)
+    accountant = pld.PLDAccountant(neighboring_relation=reference.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    accountant.compose(reference.PoissonSampledDpEvent(0.01, reference.LaplaceDpEvent(1 / epsilon)))
+    assert accountant.get_delta(amplified + 2e-4) < 1e-9
+    assert accountant.get_delta(0.97 * amplified) > 1e-6
+    assert acc.amplify_by_subsampling(epsilon=1.0, sampling_probability=0.01, delta=1e-5)[1] == pytest.approx(1e-7)
+    with pytest.raises(ValueError, match="sampling_probability"):
+        acc.amplify_by_subsampling(epsilon=1.0, sampling_probability=1.5)
+
+
+# ------------------------------------------------------------------- ledger --
+
+
+def test_ledger_deduces_each_epsilon_from_the_noise_used():
+    ledger = acc.PrivacyLedger()
+    ledger.record_laplace("suma de edades", sensitivity=90, scale=180)
+    ledger.record_laplace("conteo", sensitivity=1, scale=2)
+    assert [release.epsilon for release in ledger.releases] == [0.5, 0.5]
+    assert ledger.total() == (1.0, 0.0)
+    sigma = 20.0
+    ledger.record_gaussian("suma", sensitivity=1, sigma=sigma, delta=1e-9, count=100)
+    per_step = math.sqrt(2 * math.log(1.25e9)) / sigma
+    epsilon, delta = ledger.total()
+    assert epsilon == pytest.approx(1.0 + 100 * per_step) and delta == pytest.approx(100 * 1e-9)
+
+
+def test_ledger_composes_with_renyi_dp_for_less():
+    ledger = acc.PrivacyLedger()
+    ledger.record_gaussian("paso", sensitivity=1, sigma=20, delta=1e-9, count=10_000)
+    sequential, _ = ledger.total()
+    renyi, delta = ledger.total(theorem="rdp", delta=1e-5)
+    assert delta == 1e-5 and renyi < sequential / 50
+    # On the default grid, within a fraction of a per cent of the continuous optimum (36,49).
+    assert renyi == pytest.approx(acc.gaussian_rdp_epsilon(sigma=20, steps=10_000, delta=1e-5)[0], rel=2e-3)
+    # Laplace alone: Rényi never reports more than the pure composition (α → ∞).
+    pure = acc.PrivacyLedger()
+    pure.record_laplace("conteo", sensitivity=1, scale=2, count=3)
+    assert pure.total(theorem="rdp", delta=1e-5) == (1.5, 0.0)
+    with pytest.raises(ValueError, match="delta"):
+        ledger.total(theorem="rdp")
+    with pytest.raises(ValueError, match="theorem"):
+        ledger.total(theorem="avanzada")
+
+
+def test_ledger_refuses_a_gaussian_too_noisy_to_have_a_classic_epsilon():
+    ledger = acc.PrivacyLedger()
+    ledger.record_gaussian("paso", sensitivity=1, sigma=2.0, delta=1e-5)
+    with pytest.raises(ValueError, match="epsilon=2,4|epsilon=2.4"):
+        ledger.total()
+
+
+def test_ledger_prints_a_spanish_table_with_decimal_commas():
+    ledger = acc.PrivacyLedger()
+    ledger.record_laplace("suma recortada", sensitivity=90, scale=180)
+    ledger.record_gaussian("suma de gradientes", sensitivity=1, sigma=55.78, delta=1e-6, count=10)
+    text = str(ledger)
+    lines = text.splitlines()
+    assert lines[0].split() == ["publicación", "mecanismo", "Δ", "ruido", "ε", "δ"]
+    assert "10 × suma de gradientes" in lines[2] and "σ = 55,8" in lines[2] and "10⁻⁶" in lines[2]
+    assert lines[-1] == "total (composición secuencial): ε = 1,45, δ = 10⁻⁵"
+    assert "." not in text.replace("...", "")
+    assert repr(ledger) == "PrivacyLedger(2 publicaciones)"
+
+
+def test_release_validates_its_parameters_by_name():
+    with pytest.raises(ValueError, match="mechanism"):
+        acc.Release("x", "exponencial", 1, 1)
+    with pytest.raises(ValueError, match="noise"):
+        acc.Release("x", "laplace", 1, 0)
+    with pytest.raises(ValueError, match="delta"):
+        acc.Release("x", "gaussian", 1, 10)
+    with pytest.raises(ValueError, match="δ = 0"):
+        acc.Release("x", "laplace", 1, 2, delta=1e-5)
+    with pytest.raises(ValueError, match="release"):
+        acc.PrivacyLedger().record("no es una publicación")

@@ -1,4 +1,4 @@
-"""Pruebas de dpdeck.cellrun.run_cell (contrato A), con Python nativo."""
+"""Pruebas de dpdeck.cellrun.run_cell (su parte del contrato de las celdas: deck/README.md), con Python nativo."""
 
 import struct
 import sys
@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 
+from dpdeck import protocol
 from dpdeck.cellrun import run_cell
 
 
@@ -362,6 +363,34 @@ def test_cellrun_does_not_import_browser_modules():
     text = open(cellrun.__file__, encoding="utf-8").read()
     assert "import js" not in text and "import pyodide" not in text
     assert "from js" not in text and "from pyodide" not in text
+
+
+# ------------------------------------------------- the contract's words and limits
+
+
+@pytest.mark.parametrize("source", [
+    "print('a')\nimport sys\nprint('b', file=sys.stderr)\n40 + 2",
+    "import matplotlib.pyplot as plt\nplt.plot([1, 2])",
+    "1 / 0",
+    "raise KeyboardInterrupt",
+    "x = (",
+])
+def test_run_cell_uses_only_the_contracts_words(source):
+    result = run_cell(source, cell_id="contrato")
+    assert result["status"] in protocol.RUN_STATUS
+    for output in result["outputs"]:
+        assert output["type"] in protocol.OUTPUT
+        if output["type"] == protocol.OUTPUT.STREAM:
+            assert output["name"] in protocol.STREAM
+
+
+def test_run_cell_defaults_are_the_contracts_limits():
+    result = run_cell(f"print('x' * {protocol.MAX_OUTPUT_CHARS + 10})", cell_id="limite")
+    stdout = "".join(o["text"] for o in result["outputs"] if o.get("name") == protocol.STREAM.STDOUT)
+    assert len(stdout) == protocol.MAX_OUTPUT_CHARS
+    many = f"import matplotlib.pyplot as plt\nfor i in range({protocol.MAX_FIGURES + 2}):\n    plt.figure()"
+    figures = [o for o in run_cell(many, cell_id="figuras")["outputs"] if o["type"] == protocol.OUTPUT.FIGURE]
+    assert len(figures) == protocol.MAX_FIGURES
 
 
 # ------------------------------------------------- one cell cannot break another

@@ -118,3 +118,16 @@ def test_check_rng_demands_a_generator(bad):
 def test_check_rng_returns_the_generator():
     rng = np.random.default_rng(1)
     assert checks.check_rng(rng) is rng
+
+
+def test_probability_and_nonnegative_checkers_name_the_bad_value():
+    from dpdeck._checks import check_nonnegative, check_probability
+
+    assert check_probability(1, name="q") == 1.0 and check_probability(0.01, name="q") == 0.01
+    for bad in (0, -0.1, 1.5, float("nan"), True):
+        with pytest.raises(ValueError, match="q"):
+            check_probability(bad, name="q")
+    assert check_nonnegative(0, name="epsilon") == 0.0
+    for bad in (-1e-9, float("inf"), "1"):
+        with pytest.raises(ValueError, match="epsilon"):
+            check_nonnegative(bad, name="epsilon")

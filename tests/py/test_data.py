@@ -42,7 +42,7 @@ def test_command_line_write_produces_the_same_bytes(tmp_path):
         [sys.executable, "-m", "dpdeck.data", "--write", str(target)],
         capture_output=True, text=True, check=True,
     )
-    assert "5.000 personas" in result.stdout
+    assert "5000 personas" in result.stdout
     assert target.read_bytes() == COMMITTED_CSV.read_bytes()
 
 
@@ -150,7 +150,7 @@ def test_where_selects_rows(census):
 def test_glimpse_and_head_fit_a_slide(census):
     text = repr(census)
     lines = text.splitlines()
-    assert lines[0] == "Censo sintético: 5.000 personas × 8 columnas"
+    assert lines[0] == "Censo sintético: 5000 personas × 8 columnas"
     assert len(lines) == 1 + len(census.columns)
     assert all(len(line) <= 80 for line in lines)
     table = census.head(3, columns=["name", "age", "education"]).splitlines()

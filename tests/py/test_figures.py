@@ -1,9 +1,14 @@
-"""dpdeck.figures: every figure builds, speaks Spanish, writes decimal commas and draws what it says."""
+"""dpdeck.figures: every figure builds, speaks Spanish, writes decimal commas and draws what it says.
+
+Each figure is drawn from its lecture experiment (``dpdeck.experiments``), with
+the parameters and the seed of its slide.
+"""
 
 from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import matplotlib
 
@@ -17,9 +22,12 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FixedLocator
 
-from dpdeck import figures
+from dpdeck import experiments, figures
 from dpdeck.data import EDUCATION_LEVELS
-from dpdeck.figures import DEMOS, FIGSIZE, format_number, format_thousands, use_decimal_comma
+from dpdeck.figures import FIGSIZE, use_decimal_comma
+from dpdeck.numbers import PERCENT_SIGN
+
+DEMOS = {name: (lambda name=name: experiments.draw_experiment(name)) for name in experiments.EXPERIMENTS}
 
 PLOT_NAMES = sorted(name for name in dir(figures) if name.startswith("plot_"))
 
@@ -33,7 +41,7 @@ EXPECTED_LABELS = {
     "local_sensitivity_leak": ("salida publicada − Σ D", "densidad (relativa)"),
     "laplace_vs_gauss": ("ruido añadido", "densidad"),
     "vector_noise": ("componentes de la consulta, k", "ruido por componente"),
-    "accountants": ("publicaciones Gaussianas, k", "ε total"),
+    "accountants": ("publicaciones gaussianas, k", "ε total"),
     "rdp_conversion": ("orden de Rényi, α", "ε"),
     "gradient_norms": (r"norma $L_2$ de cada gradiente", "personas"),
     "privacy_utility": ("presupuesto ε", "exactitud"),
@@ -86,8 +94,15 @@ def demo_figures():
 # ------------------------------------------------------------------ coverage
 
 
-def test_every_plot_function_has_a_demo_and_every_demo_a_plot_function():
-    assert sorted(f"plot_{name}" for name in DEMOS) == PLOT_NAMES
+def test_every_plot_function_draws_one_lecture_experiment():
+    assert sorted(experiment.plot for experiment in experiments.EXPERIMENTS.values()) == PLOT_NAMES
+
+
+def test_figures_only_draw():
+    # The experiments (data, mechanisms, accounting) live in dpdeck.experiments.
+    source = Path(figures.__file__).read_text(encoding="utf-8")
+    for forbidden in ("load_census", "rng", "_demo_", "DEMOS", "laplace_mechanism", "def format_number"):
+        assert forbidden not in source, forbidden
 
 
 @pytest.mark.parametrize("name", sorted(DEMOS))
@@ -172,54 +187,8 @@ def test_accuracy_is_written_as_a_percentage(demo_figures, name):
              if low <= tick.get_loc() <= high]
     assert len(shown) >= 3
     # Each tick sits on a whole percent, so the label is exact, not rounded.
-    assert all(label == f"{round(100 * loc)}\u00a0%" and abs(100 * loc - round(100 * loc)) < 1e-6
+    assert all(label == f"{round(100 * loc)}{PERCENT_SIGN}" and abs(100 * loc - round(100 * loc)) < 1e-6
                for loc, label in shown), shown
-
-
-@pytest.mark.parametrize("value, decimals, text", [
-    (0.5, None, "0,5"),
-    (1.65, 2, "1,65"),
-    (2, None, "2"),
-    (3236.233, 0, "3236"),
-    (36.49, 1, "36,5"),
-    (99_999, None, "99 999"),
-    (1_234_567.5, 1, "1 234 567,5"),
-    (-0.25, None, "\u22120,25"),
-])
-def test_format_number_writes_spanish_numbers(value, decimals, text):
-    assert format_number(value, decimals) == text
-
-
-@pytest.mark.parametrize("value, decimals, text", [
-    (9594, None, "9 594"),
-    (99_999, None, "99 999"),
-    (36.49, 1, "36,5"),
-    (1234.5, 1, "1 234,5"),
-    (-4321, None, "\u22124 321"),
-])
-def test_format_number_can_group_four_digit_numbers(value, decimals, text):
-    assert format_number(value, decimals, group_thousands=True) == text
-
-
-@pytest.mark.parametrize("value, decimals, text", [
-    (4_588_248, 0, "4 588 248"),
-    (1_000_000_000, 0, "1 000 000 000"),
-    (79_432.8, 0, "79 433"),
-    (99_999, 0, "99 999"),
-    (9594, 0, "9594"),
-    (4999.74, 1, "4999.7"),
-    (196_179.4, 1, "196 179.4"),
-    (-12_345, 0, "-12 345"),
-    (0.5, 2, "0.50"),
-])
-def test_format_thousands_groups_with_spaces_and_keeps_pythons_point(value, decimals, text):
-    assert format_thousands(value, decimals) == text
-
-
-@pytest.mark.parametrize("value", [79_433, 99_999, 4_588_248, 1_000_000_000, 9594, 100_000])
-def test_figures_and_cell_output_group_thousands_alike(value):
-    # The same number reads the same in a figure and in the output printed next to it.
-    assert format_number(value) == format_thousands(value)
 
 
 def test_decimal_comma_leaves_names_on_the_ticks_alone():

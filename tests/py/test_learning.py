@@ -185,22 +185,63 @@ def test_step_size_bounds_the_accumulated_noise():
 
 
 def test_noisy_descent_matches_a_direct_per_person_implementation(split):
-    """Reference: explicit gradient matrix, explicit clipping, same random stream."""
+    """Reference: a private count of n, explicit gradient matrix, explicit clipping, same random stream."""
     X, _, y, _ = split
     X, y = X[:300], y[:300]
     epsilon, iterations, clip_norm = 2.0, 6, 0.8
     got = noisy_gradient_descent(X, y, epsilon=epsilon, delta=DELTA, iterations=iterations,
                                  clip_norm=clip_norm, rng=np.random.default_rng(11))
-    sigma = clip_norm * math.sqrt(2 * math.log(1.25 * iterations / DELTA)) * iterations / epsilon
-    step = min(4.0, 0.2 * len(y) / (sigma * math.sqrt(iterations * 3)))
+    epsilon_count, epsilon_steps = 0.05 * epsilon, 0.95 * epsilon
+    sigma = clip_norm * math.sqrt(2 * math.log(1.25 * iterations / DELTA)) * iterations / epsilon_steps
     rng = np.random.default_rng(11)
+    noisy_n = max(1.0, len(y) + rng.laplace(0.0, 1 / epsilon_count, size=1)[0])
+    step = min(4.0, 0.2 * noisy_n / (sigma * math.sqrt(iterations * 3)))
     theta = make_initial_theta()
     for _ in range(iterations):
         per_person = np.array([(sigmoid(row @ theta) - label) * row for row, label in zip(X, y)])
         norms = np.sqrt(np.sum(per_person**2, axis=1))
         clipped = np.array([g * min(1.0, clip_norm / norm) for g, norm in zip(per_person, norms)])
-        theta = theta - step * (clipped.sum(axis=0) + rng.normal(0.0, sigma, size=(1, 3))[0]) / len(y)
+        theta = theta - step * (clipped.sum(axis=0) + rng.normal(0.0, sigma, size=(1, 3))[0]) / noisy_n
     np.testing.assert_allclose(got, theta, rtol=1e-10, atol=1e-12)
+
+
+def test_the_budget_is_split_between_the_count_and_the_steps():
+    assert learning.split_budget(epsilon=1.0) == pytest.approx((0.05, 0.95))
+    assert learning.split_budget(epsilon=2.0, count_share=0.25) == pytest.approx((0.5, 1.5))
+    for bad in (0, 1, 1.5, -0.1):
+        with pytest.raises(ValueError, match="count_share"):
+            learning.split_budget(epsilon=1.0, count_share=bad)
+
+
+def test_calibration_publishes_a_private_count_and_derives_sigma_and_step_from_it():
+    kwargs = dict(epsilon=1.0, delta=DELTA, iterations=10, clip_norm=1.0)
+    noisy_n, sigma, step = learning.calibrate_training((4000, 3), rng=np.random.default_rng(5), **kwargs)
+    draw = np.random.default_rng(5).laplace(0.0, 1 / 0.05, size=1)[0]
+    assert noisy_n == pytest.approx(4000 + draw)
+    assert sigma == pytest.approx(compute_noise_sigma(epsilon=0.95, delta=DELTA, iterations=10, clip_norm=1.0))
+    assert step == pytest.approx(min(4.0, 0.2 * noisy_n / (sigma * math.sqrt(30))))
+    # Repeats: one independent count (and step) per run; a count below 1 is post-processed to 1.
+    counts, _, steps = learning.calibrate_training((3, 3), rng=np.random.default_rng(5), repeats=400,
+                                                   **kwargs)
+    assert counts.shape == steps.shape == (400,) and counts.min() == 1.0 and len(set(counts)) > 100
+
+
+def test_noisy_descent_records_its_releases_in_the_ledger(split):
+    from dpdeck.accounting import PrivacyLedger
+
+    X, _, y, _ = split
+    ledger = PrivacyLedger()
+    noisy_gradient_descent(X, y, epsilon=1.0, delta=DELTA, iterations=10, clip_norm=1.0,
+                           rng=np.random.default_rng(0), ledger=ledger)
+    count, steps = ledger.releases
+    assert (count.mechanism, count.sensitivity, count.noise, count.count) == ("laplace", 1.0, 20.0, 1)
+    assert (steps.mechanism, steps.sensitivity, steps.delta, steps.count) == ("gaussian", 1.0, DELTA / 10, 10)
+    # ε of each step is deduced from the σ actually used: 0,95/10.
+    assert steps.epsilon == pytest.approx(0.095, rel=1e-12)
+    epsilon, delta = ledger.total()
+    assert epsilon == pytest.approx(1.0, rel=1e-12) and delta == pytest.approx(DELTA, rel=1e-12)
+    # Rényi DP accounts the same releases for much less.
+    assert ledger.total(theorem="rdp", delta=DELTA)[0] < 0.5
 
 
 def test_noisy_descent_is_reproducible_and_random(split):
@@ -273,11 +314,15 @@ def test_curve_shapes_and_metadata(utility_curves):
     assert curve["delta"] == DELTA
 
 
-def test_epsilon_at_least_one_costs_under_two_points(utility_curves):
+def test_large_epsilon_costs_what_the_notes_say(utility_curves):
+    # The notes: with ε ≥ 2 the mean accuracy is within one point of the non-private model;
+    # with ε ≈ 1, within one or two.
     for curve in utility_curves:
         for epsilon, mean in zip(curve["epsilons"], curve["mean"]):
-            if epsilon >= 1:
-                assert mean >= curve["nonprivate"] - 0.02, (epsilon, mean, curve["nonprivate"])
+            if epsilon >= 2:
+                assert mean > curve["nonprivate"] - 0.01, (epsilon, mean, curve["nonprivate"])
+            elif epsilon >= 1:
+                assert mean > curve["nonprivate"] - 0.02, (epsilon, mean, curve["nonprivate"])
 
 
 def test_small_epsilon_falls_to_the_majority_baseline(utility_curves):

@@ -2,7 +2,7 @@
 // so the bytecode carries exactly the magic number and the code objects of the
 // interpreter that will load it in the browser.
 //
-//   node precompile_node.mjs JOBS.json REPORT.json
+//   node precompile.mjs JOBS.json REPORT.json   (deckbuild/precompile.py)
 //
 // JOBS.json: {
 //   indexURL:   folder of the Pyodide core (pyodide.mjs, pyodide.asm.*, python_stdlib.zip),

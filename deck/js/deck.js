@@ -1,0 +1,219 @@
+// The live deck, as a reveal.js plugin: turns every `.cell` into a live cell,
+// takes over Python's worker (started by the page's first script), and shows
+// Python's state (the status chip and <html data-python>).
+//
+// Page hooks it owns: <html data-python="off|loading|ready|error"> and
+// data-cells="ready" once every cell has its editor. Scripts and tests drive
+// it through Reveal.getPlugin("dpdeck") (deck/README.md, «Para scripts y
+// pruebas»), never through its internals.
+
+import { Cell } from "./cells.js";
+import defaults from "./config.js";
+import { EditStore } from "./storage.js";
+import { PYTHON_STATE, PythonRuntime, RUNTIME_EVENT } from "./python.js";
+import { FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
+import { WORKER_URL } from "./earlyworker.js";
+import { autorunEnabled, deckBaseUrl, deckPath, isFilePage, isPrintPdf, isReceiver, pythonAllowed } from "./page.js";
+
+const RECEIVER_MESSAGE = "Esta vista solo refleja las diapositivas; ejecuta las celdas en la ventana principal.";
+
+function whenIdle(callback) {
+  if ("requestIdleCallback" in window) window.requestIdleCallback(callback, { timeout: 200 });
+  else setTimeout(callback, 16);
+}
+
+class LiveDeck {
+  /** settings: the `dpdeck` part of the deck's settings (config.js). */
+  constructor(settings) {
+    this.settings = settings;
+    this.root = document.documentElement;
+    this.store = new EditStore(deckPath);
+    this.cells = new Map();
+    this.reveal = null;
+    this.autorunDone = false;
+    this.runtime = pythonAllowed
+      ? new PythonRuntime({
+          workerUrl: WORKER_URL,
+          baseUrl: deckBaseUrl,
+          interruptGraceMs: settings.interruptGraceMs,
+          bootStallMs: settings.bootStallMs,
+        })
+      : null;
+    this.unavailableMessage = isFilePage ? FILE_PAGE_MESSAGE : isReceiver ? RECEIVER_MESSAGE : null;
+    this.status = null;
+    this.toast = null;
+    this.root.dataset.python = PYTHON_STATE.OFF;
+    if (!isPrintPdf && !isReceiver) {
+      this.toast = new Toast();
+      this.status = new StatusPanel({
+        onRetry: () => this.runtime && this.runtime.restart(),
+        onRestart: () => this.runtime && this.runtime.restart(),
+        onRestoreAll: () => this.restoreAll(),
+      });
+      this.status.show(PYTHON_STATE.OFF, isFilePage ? { summary: FILE_PAGE_SUMMARY, detail: FILE_PAGE_MESSAGE } : {});
+      this.status.setRestoreEnabled(false);
+    }
+    if (this.runtime) {
+      this.watchRuntime();
+      // Python has been booting since the page's first script started its worker.
+      this.runtime.start();
+    }
+    document.addEventListener("cell-edited", () => this.updateRestoreButton());
+    // Edits are saved a moment after typing stops; leaving the page saves them at once.
+    const saveAll = () => this.cells.forEach((cell) => cell.flushSave());
+    window.addEventListener("pagehide", saveAll);
+    document.addEventListener("visibilitychange", () => document.visibilityState === "hidden" && saveAll());
+  }
+
+  watchRuntime() {
+    const runtime = this.runtime;
+    runtime.addEventListener(RUNTIME_EVENT.STATE, (event) => {
+      const { state, failure } = event.detail;
+      this.root.dataset.python = state;
+      if (this.status) this.status.show(state, { progress: runtime.progress, failure });
+      if (state === PYTHON_STATE.READY) this.autorun();
+    });
+    runtime.addEventListener(RUNTIME_EVENT.PROGRESS, (event) => {
+      if (this.status && runtime.state === PYTHON_STATE.LOADING) {
+        this.status.show(PYTHON_STATE.LOADING, { progress: event.detail });
+      }
+    });
+  }
+
+  /** Once reveal is ready: the cells on screen first, the rest when the page is idle. */
+  start(reveal) {
+    this.reveal = reveal;
+    const all = Array.from(document.querySelectorAll(".cell[data-cell-id]"));
+    const current = reveal.getCurrentSlide();
+    const first = all.filter((element) => current && current.contains(element));
+    const rest = all.filter((element) => !first.includes(element));
+    first.forEach((element) => this.enhance(element));
+    this.enhanceLater(rest);
+    reveal.on("slidechanged", (event) => this.cellsIn(event.currentSlide).forEach((cell) => cell.refresh()));
+  }
+
+  enhance(element) {
+    if (element.dataset.enhanced) return;
+    try {
+      const cell = new Cell(element, {
+        runtime: this.runtime,
+        store: this.store,
+        readOnly: isPrintPdf || isReceiver,
+        unavailableMessage: this.unavailableMessage,
+        settings: this.settings,
+      });
+      this.cells.set(cell.id, cell);
+    } catch (error) {
+      // One broken cell must not take the others (or the slides) with it.
+      console.error(`celda ${element.dataset.cellId}:`, error);
+    }
+  }
+
+  enhanceLater(elements) {
+    const batch = elements.splice(0, this.settings.cellsPerIdleBatch);
+    batch.forEach((element) => this.enhance(element));
+    if (elements.length) {
+      whenIdle(() => this.enhanceLater(elements));
+    } else {
+      this.root.dataset.cells = "ready";
+      this.updateRestoreButton();
+    }
+  }
+
+  cellsIn(slide) {
+    if (!slide) return [];
+    return Array.from(slide.querySelectorAll(".cell[data-cell-id]"))
+      .map((element) => this.cells.get(element.dataset.cellId))
+      .filter(Boolean);
+  }
+
+  /** Once, when Python first becomes ready: recompute the cells on screen. */
+  autorun() {
+    if (this.autorunDone) return;
+    this.autorunDone = true;
+    if (!this.settings.autorun || !autorunEnabled || !this.reveal) return;
+    for (const cell of this.cellsIn(this.reveal.getCurrentSlide())) {
+      if (!cell.edited && !this.runtime.isQueued(cell.id) && !this.runtime.isRunning(cell.id)) cell.run();
+    }
+  }
+
+  /** Every edited cell back to its original code; for a while, one click undoes it. */
+  restoreAll() {
+    const restored = [];
+    for (const cell of this.cells.values()) {
+      if (!cell.edited) continue;
+      restored.push({ cell, source: cell.source });
+      cell.reset();
+    }
+    this.updateRestoreButton();
+    if (!restored.length || !this.toast) return;
+    const count = restored.length;
+    this.toast.show(count === 1 ? "Se restauró 1 celda" : `Se restauraron ${count} celdas`, {
+      actionText: "Deshacer",
+      actionName: "undo-restore",
+      durationMs: this.settings.undoRestoreMs,
+      action: () => {
+        // A cell edited again since then keeps its new code.
+        for (const { cell, source } of restored) if (!cell.edited) cell.setSource(source);
+        this.updateRestoreButton();
+      },
+    });
+  }
+
+  updateRestoreButton() {
+    if (!this.status) return;
+    const anyEdited = Array.from(this.cells.values()).some((cell) => cell.edited);
+    this.status.setRestoreEnabled(anyEdited);
+  }
+
+  /** Python's state, boot timings and counters, as plain data. */
+  describePython() {
+    const runtime = this.runtime;
+    if (!runtime) return { state: PYTHON_STATE.OFF, timings: null, stats: null };
+    return {
+      state: runtime.state,
+      timings: runtime.timings ? JSON.parse(JSON.stringify(runtime.timings)) : null,
+      stats: { ...runtime.stats },
+    };
+  }
+}
+
+/** What a script may do with one cell (deck/README.md): its code, and its buttons. */
+function scriptedCell(cell) {
+  return Object.freeze({
+    id: cell.id,
+    /** The code in the editor now. */
+    get source() {
+      return cell.source;
+    },
+    /** Replaces the code, as one undoable edit, and saves it. */
+    setSource: (source) => cell.setSource(source),
+    /** What ▶ does; resolves with the run's result (plain data), or null where Python cannot run. */
+    run: () => cell.run(),
+    /** What ■ does. */
+    stop: () => cell.stop(),
+    /** What ↺ does. */
+    reset: () => cell.reset(),
+  });
+}
+
+/** The plugin, listed in main.js; reveal calls init(reveal) before it starts. */
+export function LiveCells() {
+  let deck = null;
+  return {
+    id: "dpdeck",
+    init(reveal) {
+      deck = new LiveDeck({ ...defaults.dpdeck, ...reveal.getConfig().dpdeck });
+      reveal.on("ready", () => deck.start(reveal));
+    },
+    /** The cell with this id, once it has its editor; null otherwise. */
+    cell(id) {
+      const cell = deck && deck.cells.get(id);
+      return cell ? scriptedCell(cell) : null;
+    },
+    /** Python's state (off | loading | ready | error), its boot timings and its counters. */
+    get python() {
+      return deck ? deck.describePython() : null;
+    },
+  };
+}

@@ -1,0 +1,21 @@
+"""The dpdeck build, one stage per module (see ARCHITECTURE.md).
+
+    pins        the pin table: every outside file, by version and SHA-256
+    fetch       verified downloads, cached by SHA-256
+    pyodide     Pyodide's core and the wheels the deck ships, checked against its lock
+    precompile  those archives (and the dpdeck wheel) as bytecode, compiled by Pyodide itself
+    markdown    the slides' Markdown dialect (markdown-it)
+    slides      Markdown → `Deck`/`Slide`/`Cell` records (the one reader)
+    typeset     formulas, with KaTeX
+    prerender   every cell run with native Python, cached by hash
+    render      the page: reveal.js sections and cells with their output
+    package     esbuild bundles, the dpdeck wheel, shipped files, the manifest
+    pipeline    the build in order, in a temporary folder
+    server      the development server (COOP/COEP, ETag)
+    browser     where the tests' Chromium is
+    bench       `build.py bench`: the deck's boot against a plain Pyodide page, in Chromium
+
+`paths`, `errors`, `files` and `commands` use the standard library only:
+build.py imports them before .venv exists. This package never ships to the
+browser: the deck's wheel holds `dpdeck` alone.
+"""

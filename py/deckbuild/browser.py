@@ -1,0 +1,46 @@
+"""The Chromium that the browser tests drive: Debian's, else Playwright's own.
+
+DPDECK_CHROMIUM names another executable to try first (instead of
+/usr/bin/chromium); PLAYWRIGHT_BROWSERS_PATH is where Playwright keeps its own.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+MISSING_BROWSER_MESSAGE = (
+    "no se encuentra Chromium para las pruebas del navegador. Instálalo con una de estas órdenes:\n"
+    "    apt-get install chromium                            (Debian: /usr/bin/chromium)\n"
+    "    .venv/bin/python -m playwright install chromium     (el Chromium de Playwright)\n"
+    "o ejecuta «python3 build.py test --no-browser» para probar todo lo demás sin navegador.")
+
+
+def is_executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def find_chromium() -> Path | None:
+    """The first Chromium found: DPDECK_CHROMIUM or /usr/bin/chromium, then Playwright's."""
+    configured = os.environ.get("DPDECK_CHROMIUM")
+    first = Path(configured) if configured else DEBIAN_CHROMIUM
+    if is_executable(first):
+        return first
+    return find_playwright_chromium()
+
+
+def find_playwright_chromium() -> Path | None:
+    """The Chromium that `python -m playwright install chromium` downloads, if it is there."""
+    try:
+        from playwright.sync_api import Error, sync_playwright
+    except ImportError:
+        return None
+    try:
+        with sync_playwright() as playwright:
+            path = Path(playwright.chromium.executable_path)
+    except Error:
+        return None
+    return path if is_executable(path) else None

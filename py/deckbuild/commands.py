@@ -1,0 +1,43 @@
+"""Running outside programs and timing build steps (standard library only)."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+from pathlib import Path
+
+from .errors import BuildError
+from .paths import ROOT
+
+NODE_SCRIPTS = Path(__file__).resolve().parent / "js"
+
+
+@contextlib.contextmanager
+def step(label: str):
+    """Print a build step with its duration."""
+    started = time.perf_counter()
+    print(f"· {label}…", flush=True)
+    yield
+    print(f"  ✓ {label} ({time.perf_counter() - started:.2f} s)", flush=True)
+
+
+def run_command(command: list, *, what: str, cwd: Path = ROOT, env: dict | None = None,
+                input_text: str | None = None, capture: bool = False) -> subprocess.CompletedProcess:
+    """Run a command; a failure becomes a BuildError naming what was being done."""
+    try:
+        result = subprocess.run([str(part) for part in command], cwd=cwd, env=env, input=input_text,
+                                text=True, capture_output=capture)
+    except FileNotFoundError:
+        raise BuildError(f"{what}: no se encuentra el programa «{command[0]}»") from None
+    if result.returncode != 0:
+        detail = (result.stderr or result.stdout or "").strip() if capture else ""
+        raise BuildError(f"{what} falló (código {result.returncode})" + (f":\n{detail}" if detail else ""))
+    return result
+
+
+def run_node_script(name: str, *arguments, what: str, input_text: str | None = None) -> str:
+    """Run one of deckbuild/js/*.js with node; return what it printed."""
+    result = run_command(["node", NODE_SCRIPTS / name, *arguments], what=what, input_text=input_text,
+                         capture=True)
+    return result.stdout

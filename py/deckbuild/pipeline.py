@@ -1,0 +1,116 @@
+"""The build in order: slides → formulas → cells → Pyodide (compiled) → bundles → wheel → page → manifest.
+
+Everything is written into a temporary folder beside out/ that replaces out/
+only once it is complete: a failed build leaves the previous out/ untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from .commands import step
+from .errors import BuildError
+from .files import ensure_dir
+from .package import build_dpdeck_wheel, bundle_sources, check_stylesheet_urls, copy_shipped_pins, write_manifest
+from .paths import CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, display_path
+from .pins import verify_npm_pins
+from .precompile import compile_dpdeck_wheel, compile_pyodide
+from .prerender import prerender_cells
+from .pyodide import PYODIDE_VERSION, copy_pyodide, gather_pyodide
+from .render import check_preloads, read_page_parts, render_page
+from .slides import read_deck
+from .typeset import typeset_math
+
+
+def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_dist: Path | None = None,
+          keep_going: bool = False) -> dict:
+    """Build the deck into out/ (atomically); return the manifest."""
+    started = time.perf_counter()
+    out = Path(out).resolve()
+    ensure_dir(out.parent)
+    remove_stale_staging(out)
+    staging = out.with_name(f"{out.name}.tmp-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        require_census()
+        with step("diapositivas leídas"):
+            deck = read_deck(Path(slides_dir).resolve())
+            print(f"  {len(deck.slides)} diapositivas, {len(deck.cells)} celdas, "
+                  f"{len(deck.math)} fórmulas", flush=True)
+        # Every npm file is checked against the pin table before any of them (KaTeX first) runs.
+        with step("dependencias verificadas (tabla de versiones)"):
+            verify_npm_pins()
+        with step("fórmulas con KaTeX"):
+            math = typeset_math(deck)
+        with step("celdas pre-calculadas con Python nativo"):
+            prerendered = prerender_cells(deck, staging, keep_going)
+            print(f"  {len(deck.cells)} celdas ({prerendered.cache_hits} de la caché)", flush=True)
+        with step(f"Pyodide {PYODIDE_VERSION} y sus paquetes, compilados a bytecode"):
+            shipped_pyodide = copy_pyodide(staging, compile_pyodide(gather_pyodide(pyodide_dist)))
+        with step("JS y CSS con esbuild"):
+            bundled = bundle_sources(staging)
+            print(f"  {', '.join(bundled)}", flush=True)
+        with step("rueda dpdeck"):
+            wheel = build_dpdeck_wheel(staging)
+            compile_dpdeck_wheel(wheel)
+            print(f"  {wheel.relative_to(staging)}", flush=True)
+        with step("página y archivos copiados"):
+            copy_shipped_pins(staging)
+            check_stylesheet_urls(staging)
+            page = render_page(deck, math, prerendered, read_page_parts(staging))
+            check_preloads(page, staging)
+            (staging / "index.html").write_text(page, encoding="utf-8")
+            ensure_dir(staging / "data")
+            shutil.copyfile(CENSUS, staging / "data" / "censo.csv")
+        with step("manifiesto"):
+            manifest = write_manifest(staging, shipped_pyodide, wheel)
+        swap_into_place(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    size = measure_folder(out)
+    print(f"listo: {display_path(out)} ({len(manifest['files'])} archivos, {size / 1e6:.1f} MB) "
+          f"en {time.perf_counter() - started:.1f} s", flush=True)
+    return manifest
+
+
+def require_census() -> None:
+    """The census goes into the wheel and dist/data/, and every cell's cache key hashes it."""
+    if not CENSUS.is_file():
+        raise BuildError(f"falta {display_path(CENSUS)}: se regenera con "
+                         "«.venv/bin/python -m dpdeck.data --write»")
+
+
+def swap_into_place(staging: Path, out: Path) -> None:
+    """Replace out/ with the finished staging folder (previous out/ kept until then)."""
+    retired = out.with_name(f"{out.name}.old-{os.getpid()}")
+    if out.exists():
+        os.replace(out, retired)
+    os.replace(staging, out)
+    shutil.rmtree(retired, ignore_errors=True)
+
+
+def remove_stale_staging(out: Path) -> None:
+    """Drop temporary folders left by builds whose process is gone."""
+    for leftover in [*out.parent.glob(f"{out.name}.tmp-*"), *out.parent.glob(f"{out.name}.old-*")]:
+        pid = leftover.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not is_process_alive(int(pid)):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def is_process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def measure_folder(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())

@@ -1,0 +1,273 @@
+"""Slide sources (deck/slides/*.md) → typed `Deck`, `Slide` and `Cell` records.
+
+This is the one reader of the slides' Markdown: the build, the tests and any
+tool that needs the slides or their cells take them from `read_deck`.
+
+    deck = read_deck(Path("deck/slides"))
+    for cell in deck.cells:          # every cell, in reading order
+        cell.id, cell.options, cell.source, cell.file, cell.line
+
+A bad source raises `SourceError` with the file and line of the problem.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from .errors import BuildError, SourceError
+from .markdown import CONTAINERS, is_fence_line, make_markdown
+from .paths import display_path
+
+SLIDE_ATTRIBUTES = ("class", "id")
+CELL_OPTIONS = ("id", "figures", "layout")
+CELL_LAYOUTS = ("side", "stack")
+CELL_ID = re.compile(r"[a-z0-9-]+")
+
+
+class MathKey(NamedTuple):
+    """One expression to typeset: its TeX and whether it is displayed (`$$`) or inline."""
+
+    tex: str
+    display: bool
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A live Python cell: a ```python fence with its options."""
+
+    id: str
+    source: str                 # the code, without the fence lines
+    file: Path
+    line: int                   # 1-based line of the opening fence
+    figures: int                # figures the cell declares it draws
+    layout: str                 # "side" or "stack"
+    options: dict[str, str]     # the options as written on the fence line
+
+    def where(self) -> str:
+        return f"{display_path(self.file)}:{self.line}"
+
+    def __hash__(self) -> int:   # a fence line is one cell
+        return hash((self.file, self.line))
+
+
+@dataclass(frozen=True)
+class Slide:
+    """One reveal.js section: the Markdown between two `---` lines of a file."""
+
+    file: Path
+    line: int                   # 1-based line of its first block
+    attributes: dict[str, str]  # from `<!-- .slide: key="value" -->`
+    title: str                  # text of its `#` heading, or ""
+    source: str                 # its Markdown as written
+    cells: tuple[Cell, ...]
+    tokens: tuple = field(repr=False, compare=False)   # markdown-it block tokens, for rendering
+
+    def __hash__(self) -> int:
+        return hash((self.file, self.line))
+
+
+@dataclass(frozen=True)
+class Deck:
+    """Every slide of a folder, in reading order (files sorted by name)."""
+
+    title: str
+    slides: tuple[Slide, ...]
+    math: dict[MathKey, tuple[Path, int]]   # each expression and where it first appears
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        return tuple(cell for slide in self.slides for cell in slide.cells)
+
+    def find_cell(self, cell_id: str) -> Cell:
+        for cell in self.cells:
+            if cell.id == cell_id:
+                return cell
+        raise KeyError(cell_id)
+
+
+def read_deck(slides_dir: Path) -> Deck:
+    """Read and check every `*.md` of a folder; raise SourceError at the first problem."""
+    slides_dir = Path(slides_dir)
+    if not slides_dir.is_dir():
+        raise BuildError(f"no existe la carpeta de diapositivas {display_path(slides_dir)}")
+    sources = sorted(slides_dir.glob("*.md"))
+    if not sources:
+        raise BuildError(f"no hay diapositivas *.md en {display_path(slides_dir)}")
+    md = make_markdown()
+    slides: list[Slide] = []
+    math: dict[MathKey, tuple[Path, int]] = {}
+    seen_ids: dict[str, str] = {}
+    for path in sources:
+        slides.extend(read_slide_file(md, path, math, seen_ids))
+    title = next((slide.title for slide in slides if slide.title), "")
+    return Deck(title, tuple(slides), math)
+
+
+def read_slide_file(md, path: Path, math: dict, seen_ids: dict) -> list[Slide]:
+    """One file's slides; records its math in `math` and its cell ids in `seen_ids`."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    tokens = md.parse(text, {})
+    cells_by_line = collect_cells_and_math(path, lines, tokens, math, seen_ids)
+    slides = []
+    for start, end, slide_tokens in split_slides(lines, tokens):
+        attributes = read_slide_attributes(path, slide_tokens)
+        titles = [token for token in slide_tokens if token.type == "heading_open" and token.tag == "h1"]
+        if len(titles) > 1:
+            raise SourceError(path, titles[1].map[0] + 1, "una diapositiva solo puede tener un título «#»")
+        if not slide_tokens:
+            continue
+        first = slide_tokens[0].map[0] + 1 if slide_tokens[0].map else start
+        body = [token for token in slide_tokens if not is_slide_comment(token)]
+        cells = tuple(cells_by_line[token.map[0] + 1] for token in body
+                      if token.type == "fence" and token.map[0] + 1 in cells_by_line)
+        source = "\n".join(lines[start - 1:end - 1]).strip("\n")
+        slides.append(Slide(path, first, attributes, extract_title(body), source, cells, tuple(body)))
+    return slides
+
+
+def collect_cells_and_math(path: Path, lines: list[str], tokens: list, math: dict,
+                           seen_ids: dict) -> dict[int, Cell]:
+    """Check one file's tokens; return its cells by fence line and record its math."""
+    cells: dict[int, Cell] = {}
+    for token in tokens:
+        if token.type == "fence":
+            check_fence_closed(path, lines, token)
+            info = token.info.strip()
+            if info.split()[:1] and info.split()[0].startswith("python"):
+                cell = read_cell(path, token)
+                if cell.id in seen_ids:
+                    raise SourceError(path, cell.line, f"id de celda repetido «{cell.id}» "
+                                                       f"(ya usado en {seen_ids[cell.id]})")
+                seen_ids[cell.id] = cell.where()
+                cells[cell.line] = cell
+        elif token.type == "container_open":
+            if token.info not in CONTAINERS:
+                raise SourceError(path, token.map[0] + 1, f"contenedor desconocido «::: {token.info}» "
+                                                          f"(se admiten: {', '.join(CONTAINERS)})")
+            if not token.meta.get("closed"):
+                raise SourceError(path, token.map[0] + 1, f"contenedor «::: {token.info}» sin cerrar "
+                                                          "(falta la línea «:::» final)")
+        elif token.type == "math_block":
+            math.setdefault(MathKey(token.content.strip(), True), (path, token.map[0] + 1))
+        elif token.type == "html_block" and ".slide:" in token.content and not is_slide_comment(token):
+            raise SourceError(path, token.map[0] + 1, "«<!-- .slide: … -->» mal formado")
+        elif token.type == "inline":
+            for child_index, child in enumerate(token.children or []):
+                if child.type in ("math_inline", "math_inline_double"):
+                    key = MathKey(child.content.strip(), child.type == "math_inline_double")
+                    math.setdefault(key, (path, find_inline_math_line(token, child_index)))
+    return cells
+
+
+def read_cell(path: Path, token) -> Cell:
+    line = token.map[0] + 1
+    options = parse_cell_options(path, line, token.info.strip())
+    source = token.content[:-1] if token.content.endswith("\n") else token.content
+    return Cell(options["id"], source, path, line, int(options.get("figures", "0")),
+                options.get("layout", "side"), options)
+
+
+def parse_cell_options(path: Path, line: int, info: str) -> dict[str, str]:
+    """The `key=value` options of a ```python fence line, checked."""
+    words = info.split()
+    if words[0] != "python":
+        raise SourceError(path, line, f"lenguaje de celda desconocido «{words[0]}» (se espera «python»)")
+    options = {}
+    for word in words[1:]:
+        key, equals, value = word.partition("=")
+        if not equals or not value:
+            raise SourceError(path, line, f"opción de celda mal escrita «{word}» (se espera clave=valor)")
+        if key not in CELL_OPTIONS:
+            raise SourceError(path, line, f"opción de celda desconocida «{key}» "
+                                          f"(se admiten: {', '.join(CELL_OPTIONS)})")
+        if key in options:
+            raise SourceError(path, line, f"opción de celda repetida «{key}»")
+        options[key] = value
+    if "id" not in options:
+        raise SourceError(path, line, "a la celda le falta «id=…»")
+    if not CELL_ID.fullmatch(options["id"]):
+        raise SourceError(path, line, f"id de celda no válido «{options['id']}» (solo a-z, 0-9 y -)")
+    figures = options.get("figures", "0")
+    if not figures.isdigit():
+        raise SourceError(path, line, f"figures={figures}: se espera un número entero ≥ 0")
+    layout = options.get("layout", "side")
+    if layout not in CELL_LAYOUTS:
+        raise SourceError(path, line, f"layout={layout}: se admiten {', '.join(CELL_LAYOUTS)}")
+    return options
+
+
+def check_fence_closed(path: Path, lines: list[str], token) -> None:
+    start, end = token.map
+    # Inside a list or a quote the closing line keeps its indentation and ">" marks.
+    closing = lines[end - 1].lstrip(" \t>").strip() if start < end - 1 < len(lines) else ""
+    marker = is_fence_line(closing)
+    if not (marker and marker[0] == token.markup[0] and len(marker) >= len(token.markup)
+            and not closing[len(marker):].strip()):
+        raise SourceError(path, start + 1, f"bloque de código sin cerrar (falta la línea «{token.markup}» final)")
+
+
+def find_inline_math_line(token, child_index: int) -> int:
+    """1-based line of an inline child, counting line breaks before it in its block."""
+    breaks = sum(1 for child in token.children[:child_index] if child.type in ("softbreak", "hardbreak"))
+    return token.map[0] + 1 + breaks
+
+
+def split_slides(lines: list[str], tokens: list) -> list[tuple[int, int, list]]:
+    """Cut a file's tokens at top-level `---` lines: (first line, line after the last, tokens)."""
+    slides, current, start_line = [], [], 1
+    for token in tokens:
+        if token.type == "hr" and token.level == 0 and lines[token.map[0]].strip() == "---":
+            slides.append((start_line, token.map[0] + 1, current))
+            current, start_line = [], token.map[0] + 2
+            continue
+        current.append(token)
+    slides.append((start_line, len(lines) + 1, current))
+    return slides
+
+
+def is_slide_comment(token) -> bool:
+    return token.type == "html_block" and token.content.lstrip().startswith("<!-- .slide:")
+
+
+def read_slide_attributes(path: Path, tokens: list) -> dict[str, str]:
+    """The slide's `<!-- .slide: … -->` attributes; the comment must open the slide."""
+    attributes = {}
+    for position, token in enumerate(tokens):
+        if is_slide_comment(token):
+            if position != 0:
+                raise SourceError(path, token.map[0] + 1,
+                                  "«<!-- .slide: … -->» debe ir en la primera línea de la diapositiva")
+            attributes = parse_slide_attributes(path, token.map[0] + 1, token.content)
+    return attributes
+
+
+def parse_slide_attributes(path: Path, line: int, comment: str) -> dict[str, str]:
+    body = comment.strip()
+    body = body[len("<!--"):-len("-->")].strip() if body.endswith("-->") else None
+    if body is None or not body.startswith(".slide:"):
+        raise SourceError(path, line, "comentario «<!-- .slide: … -->» mal formado")
+    rest = body[len(".slide:"):]
+    attributes = {}
+    for match in re.finditer(r'\s*([A-Za-z][\w-]*)="([^"]*)"\s*|(\S+)', rest):
+        if match.group(3):
+            raise SourceError(path, line, f"atributo de diapositiva mal escrito: «{match.group(3)}» "
+                                          '(se espera clave="valor")')
+        key, value = match.group(1), match.group(2)
+        if key not in SLIDE_ATTRIBUTES:
+            raise SourceError(path, line, f"atributo de diapositiva desconocido «{key}» "
+                                          f"(se admiten: {', '.join(SLIDE_ATTRIBUTES)})")
+        attributes[key] = value
+    return attributes
+
+
+def extract_title(tokens: list) -> str:
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h1":
+            inline = tokens[index + 1]
+            return "".join(child.content for child in inline.children or []
+                           if child.type in ("text", "code_inline", "math_inline")).strip()
+    return ""

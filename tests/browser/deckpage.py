@@ -1,0 +1,351 @@
+"""The deck as the browser tests see it: a small page object over Playwright.
+
+Every browser test drives the deck through a `DeckPage` and its `CellView`s,
+which use only what the deck documents (deck/README.md):
+
+* the markup the build writes and the page keeps up to date: `.cell` with
+  `data-status`, `data-runs`, `data-edited`, its `[data-action]` buttons and
+  its `.cell-output` (`data-origin`, the output blocks);
+* `<html data-python>` and `data-cells`, the status chip `.python-status`;
+* reveal.js's public API (`Reveal.slide`, `Reveal.getIndices`, …) to move;
+* the deck's script surface, `Reveal.getPlugin("dpdeck")`: a cell's code
+  (`cell(id).source`, `.setSource()`), running it from inside the page
+  (`.run()`), and Python's boot timings and counters (`.python`).
+
+Nothing here reaches into the page's internals (its editors, its runtime
+object), so the page can change how it works without breaking the tests.
+"""
+
+from __future__ import annotations
+
+BOOT_TIMEOUT_MS = 120_000
+CELLS_TIMEOUT_MS = 30_000
+RUN_TIMEOUT_MS = 60_000
+
+TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+GO_TO_SLIDE = "([h, f]) => f > 0 ? Reveal.slide(h, 0, f - 1) : Reveal.slide(h, 0)"
+
+SLIDE_OF_CELL = """
+(selector) => Reveal.getIndices(document.querySelector(selector).closest('.slides section')).h
+"""
+
+# Saved edits live in localStorage under a key that ends with ":<cell id>".
+SAVED_EDIT = """
+(id) => {
+  for (let i = 0; i < localStorage.length; i++) {
+    const key = localStorage.key(i);
+    if (key.endsWith(':' + id)) return localStorage.getItem(key);
+  }
+  return null;
+}
+"""
+
+SOURCE = "(id) => Reveal.getPlugin('dpdeck').cell(id).source"
+SET_SOURCE = "([id, source]) => Reveal.getPlugin('dpdeck').cell(id).setSource(source)"
+RESET = "(id) => Reveal.getPlugin('dpdeck').cell(id).reset()"
+PYTHON = "() => Reveal.getPlugin('dpdeck').python"
+
+# Runs a cell from inside the page (what ▶ does), optionally with new code first.
+RUN_IN_PAGE = """
+async ([id, source]) => {
+  const cell = Reveal.getPlugin('dpdeck').cell(id);
+  if (source !== null) cell.setSource(source);
+  const started = performance.now();
+  const result = await cell.run();
+  return {status: result ? result.status : null,
+          elapsedMs: result && typeof result.elapsedMs === 'number' ? result.elapsedMs : null,
+          wallMs: performance.now() - started,
+          notice: (result && result.notice) || null,
+          restarted: Boolean(result && result.restarted)};
+}
+"""
+
+# A cell's output area as shown: its label (drawn by CSS from data-origin and
+# friends), its attributes, and each block with its text and opacity.
+OUTPUT_STATE = """
+(selector) => {
+  const output = document.querySelector(selector);
+  return {
+    origin: output.dataset.origin,
+    label: getComputedStyle(output, '::before').content.replace(/^"|"$/g, ''),
+    previous: output.hasAttribute('data-previous'),
+    stale: output.hasAttribute('data-stale'),
+    elapsed: output.dataset.elapsed || null,
+    blocks: Array.from(output.children).map((element) => ({
+      text: element.textContent,
+      notice: element.classList.contains('out-notice'),
+      opacity: Number(getComputedStyle(element).opacity),
+    })),
+  };
+}
+"""
+
+# A cell's output blocks in order: text blocks as (kind, text), figures counted.
+READ_OUTPUT = """
+(selector) => {
+  const cell = document.querySelector(selector);
+  const output = cell.querySelector('.cell-output');
+  const blocks = [];
+  let figures = 0, loaded = 0;
+  for (const element of output.children) {
+    if (element.matches('img.out-figure')) {
+      figures += 1;
+      if (element.complete && element.naturalWidth > 0) loaded += 1;
+    } else if (element.matches('pre')) {
+      const kind = ['out-stdout', 'out-stderr', 'out-value', 'out-error']
+        .find((name) => element.classList.contains(name)) || element.className;
+      blocks.push([kind, element.textContent]);
+    }
+  }
+  return {origin: output.dataset.origin, status: cell.dataset.status,
+          declared: Number(cell.dataset.figures), blocks, figures, loaded};
+}
+"""
+
+
+class DeckPage:
+    """One browser page showing the deck."""
+
+    def __init__(self, page):
+        self.page = page
+
+    # ------------------------------------------------------------ loading
+
+    def goto(self, url: str) -> "DeckPage":
+        self.page.goto(url)
+        return self
+
+    def wait_for_reveal(self) -> None:
+        self.page.wait_for_function("() => window.Reveal && Reveal.isReady()")
+
+    def wait_for_cells(self, timeout: int = CELLS_TIMEOUT_MS) -> None:
+        """Every cell has its editor (html[data-cells=ready])."""
+        self.page.wait_for_selector("html[data-cells=ready]", timeout=timeout)
+
+    def wait_for_python(self, state: str = "ready", timeout: int = BOOT_TIMEOUT_MS) -> None:
+        self.page.wait_for_selector(f"html[data-python={state}]", timeout=timeout)
+
+    def wait_until_ready(self, timeout: int = BOOT_TIMEOUT_MS) -> None:
+        """Cells enhanced and Python ready."""
+        self.wait_for_cells()
+        self.wait_for_python("ready", timeout)
+
+    def without_transitions(self) -> None:
+        self.page.evaluate("() => Reveal.configure({transition: 'none', backgroundTransition: 'none'})")
+
+    @property
+    def python_state(self) -> str:
+        return self.page.get_attribute("html", "data-python")
+
+    @property
+    def python(self) -> dict:
+        """Python's state, boot timings and counters (boots, streamMessages, restarts, interruptFallbacks)."""
+        return self.page.evaluate(PYTHON)
+
+    @property
+    def stats(self) -> dict:
+        return self.python["stats"]
+
+    @property
+    def isolated(self) -> bool:
+        return self.page.evaluate("crossOriginIsolated")
+
+    # What the page requested and logged (recorded by tests/conftest.py's pages).
+    @property
+    def requests(self) -> list[str]:
+        return self.page.requests
+
+    @property
+    def console_errors(self) -> list[str]:
+        return self.page.console_errors
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.page.warnings
+
+    # ------------------------------------------------------------ slides
+
+    @property
+    def slide_index(self) -> int:
+        return self.page.evaluate("() => Reveal.getIndices().h")
+
+    def is_last_slide(self) -> bool:
+        return self.page.evaluate("() => Reveal.isLastSlide()")
+
+    def go_to_slide(self, index: int, fragments: int = 0) -> None:
+        """Show slide `index` with its first `fragments` fragments revealed."""
+        self.page.evaluate(GO_TO_SLIDE, [index, fragments])
+        self.wait_for_slide(index)
+        self.settle()
+
+    def settle(self) -> None:
+        """Wait two animation frames: reveal lays the slide out and the editors re-measure."""
+        self.page.evaluate(TWO_FRAMES)
+
+    def wait_for_slide(self, index: int) -> None:
+        self.page.wait_for_function("h => Reveal.getIndices().h === h", arg=index)
+
+    def press(self, key: str) -> None:
+        self.page.keyboard.press(key)
+
+    def blur(self) -> None:
+        """Keys go to reveal.js again, not to an editor or a button."""
+        self.page.evaluate("() => document.activeElement && document.activeElement.blur()")
+
+    # ------------------------------------------------------------ cells and chrome
+
+    def cell(self, cell_id: str) -> "CellView":
+        return CellView(self, cell_id)
+
+    def edited_cells(self) -> int:
+        return self.page.locator(".cell[data-edited]").count()
+
+    def status_text(self) -> str:
+        return self.page.inner_text(".python-status")
+
+    def click_status_button(self, action: str) -> None:
+        # Once Python is ready the status chip shrinks; pointing at it shows its buttons.
+        self.page.hover(".python-status")
+        self.page.click(f".python-status [data-action={action}]")
+
+
+class CellView:
+    """One live cell, as its markup, its buttons and the script surface show it."""
+
+    def __init__(self, deck: DeckPage, cell_id: str):
+        self.deck = deck
+        self.page = deck.page
+        self.id = cell_id
+        self.selector = f'.cell[data-cell-id="{cell_id}"]'
+
+    def locator(self, inner: str = ""):
+        return self.page.locator(f"{self.selector} {inner}".strip())
+
+    # ------------------------------------------------------------ where it is
+
+    @property
+    def slide_index(self) -> int:
+        return self.page.evaluate(SLIDE_OF_CELL, self.selector)
+
+    def show(self) -> None:
+        """Go to the cell's slide."""
+        self.deck.go_to_slide(self.slide_index)
+
+    # ------------------------------------------------------------ its code
+
+    @property
+    def source(self) -> str:
+        """The code in its editor now."""
+        return self.page.evaluate(SOURCE, self.id)
+
+    @property
+    def original(self) -> str:
+        """The code the build wrote (the hidden .cell-source)."""
+        return self.page.text_content(f"{self.selector} .cell-source")
+
+    def set_source(self, source: str) -> None:
+        """Replace its code (one undoable edit, saved at once), as pasting it would."""
+        self.page.evaluate(SET_SOURCE, [self.id, source])
+
+    @property
+    def edited(self) -> bool:
+        return self.page.get_attribute(self.selector, "data-edited") is not None
+
+    @property
+    def saved_edit(self) -> str | None:
+        """The edit this browser keeps for the cell, if any."""
+        return self.page.evaluate(SAVED_EDIT, self.id)
+
+    def click_editor(self) -> None:
+        self.page.click(f"{self.selector} .cm-content")
+
+    # ------------------------------------------------------------ running it
+
+    @property
+    def status(self) -> str:
+        return self.page.get_attribute(self.selector, "data-status")
+
+    @property
+    def runs(self) -> int:
+        """How many runs it has finished (data-runs)."""
+        return int(self.page.get_attribute(self.selector, "data-runs") or 0)
+
+    def click(self, action: str) -> None:
+        """Click one of its buttons: run, stop or reset."""
+        self.page.click(f"{self.selector} [data-action={action}]")
+
+    def click_run(self) -> int:
+        """Go to its slide and click ▶; return its run count before the click."""
+        self.show()
+        before = self.runs
+        self.click("run")
+        return before
+
+    def wait_for_run(self, before: int, timeout: int = RUN_TIMEOUT_MS) -> str:
+        """Wait until it has finished a run more than `before`; return its status."""
+        self.page.wait_for_function(
+            "([selector, before]) => Number(document.querySelector(selector).dataset.runs || 0) > before",
+            arg=[self.selector, before], timeout=timeout)
+        return self.status
+
+    def run(self, timeout: int = RUN_TIMEOUT_MS) -> str:
+        """Click ▶ and wait for the run to end; return the cell's status."""
+        return self.wait_for_run(self.click_run(), timeout)
+
+    def run_in_page(self, source: str | None = None) -> dict:
+        """Run it from inside the page (optionally with new code): {status, elapsedMs, wallMs, notice, restarted}."""
+        return self.page.evaluate(RUN_IN_PAGE, [self.id, source])
+
+    def stop(self) -> None:
+        self.click("stop")
+
+    def reset(self) -> None:
+        """Click ↺ (the button shows only while the cell is edited)."""
+        self.click("reset")
+
+    def reset_in_page(self) -> None:
+        """Back to its original code from inside the page, wherever it is (what ↺ does)."""
+        self.page.evaluate(RESET, self.id)
+
+    def wait_for_status(self, status: str, timeout: int = RUN_TIMEOUT_MS) -> None:
+        self.page.wait_for_selector(f'{self.selector}[data-status="{status}"]', timeout=timeout)
+
+    # ------------------------------------------------------------ its output
+
+    @property
+    def output_selector(self) -> str:
+        return f"{self.selector} .cell-output"
+
+    def output_text(self) -> str:
+        return self.page.inner_text(self.output_selector)
+
+    @property
+    def origin(self) -> str:
+        return self.page.get_attribute(self.output_selector, "data-origin")
+
+    def origin_label(self) -> str:
+        """The label above the output (drawn by CSS from data-origin)."""
+        return self.output_state()["label"]
+
+    def output_state(self) -> dict:
+        """{origin, label, previous, stale, elapsed, blocks: [{text, notice, opacity}]}."""
+        return self.page.evaluate(OUTPUT_STATE, self.output_selector)
+
+    def read_output(self) -> dict:
+        """{origin, status, declared, blocks: [(kind, text)], figures, loaded}."""
+        return self.page.evaluate(READ_OUTPUT, self.selector)
+
+    def figures(self):
+        return self.locator("img.out-figure")
+
+    def wait_for_output_containing(self, text: str, timeout: int = RUN_TIMEOUT_MS) -> None:
+        # Function form: the page's CSP forbids the eval that string predicates need.
+        self.page.wait_for_function(
+            "([selector, text]) => document.querySelector(selector).innerText.includes(text)",
+            arg=[self.output_selector, text], timeout=timeout)
+
+    def wait_for_figures_loaded(self, timeout: int = RUN_TIMEOUT_MS) -> None:
+        self.page.wait_for_function(
+            "selector => [...document.querySelectorAll(selector + ' img.out-figure')].every((img) => img.complete)",
+            arg=self.selector, timeout=timeout)
