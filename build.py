@@ -6,6 +6,9 @@
                                          construye y sirve dist/ (por defecto en http://127.0.0.1:8000/;
                                          --host 0.0.0.0 lo sirve a toda la red local, para una clase)
     python3 build.py test [args pytest]  construye y ejecuta todas las pruebas
+    python3 build.py bench [--rounds N] [--compare CARPETA] [--no-cells]
+                                         construye y compara el arranque en Chromium con el
+                                         de una página de Pyodide sin más (py/deckbuild/bench.py)
 
 Opciones: --pyodide-dist RUTA (carpeta o .tar.bz2/.tar.gz de la distribución
 oficial de Pyodide 0.27.7), --slides CARPETA, --out CARPETA, --keep-going (mientras
@@ -158,9 +161,9 @@ def parse_arguments(argv: list[str]) -> tuple[str, dict, list[str]]:
         elif argument in ("-h", "--help") and command != "test":
             print(__doc__)
             sys.exit(0)
-        elif command == "build" and argument in ("build", "serve", "test") and not rest:
+        elif command == "build" and argument in ("build", "serve", "test", "bench") and not rest:
             command = argument
-        elif command == "test":
+        elif command in ("test", "bench"):
             rest.append(argument)
         else:
             raise BuildError(f"argumento desconocido «{argument}» (ver python3 build.py --help)")
@@ -253,6 +256,9 @@ def main(argv: list[str]) -> int:
         serve(out, options.get("port", DEFAULT_PORT), options.get("host", DEFAULT_HOST))
     elif command == "test":
         return run_tests(out, slides, pytest_args, no_browser=options.get("no_browser", False))
+    elif command == "bench":
+        from deckbuild.bench import run_benchmark
+        return run_benchmark(out, Path(options["pyodide_dist"]) if options.get("pyodide_dist") else None, pytest_args)
     return 0
 
 

@@ -3,6 +3,7 @@
     pins        the pin table: every outside file, by version and SHA-256
     fetch       verified downloads, cached by SHA-256
     pyodide     Pyodide's core and the wheels the deck ships, checked against its lock
+    precompile  those archives (and the dpdeck wheel) as bytecode, compiled by Pyodide itself
     markdown    the slides' Markdown dialect (markdown-it)
     slides      Markdown → `Deck`/`Slide`/`Cell` records (the one reader)
     typeset     formulas, with KaTeX
@@ -12,6 +13,7 @@
     pipeline    the build in order, in a temporary folder
     server      the server: COOP/COEP, ETag, nosniff, the page's CSP; odd requests get a status
     browser     where the tests' Chromium is
+    bench       `build.py bench`: the deck's boot against a plain Pyodide page, in Chromium
 
 `paths`, `errors`, `files`, `commands`, `pins` and `server` use the standard
 library only: build.py imports them before .venv exists. This package never ships to the

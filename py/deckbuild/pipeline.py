@@ -1,4 +1,4 @@
-"""The build in order: slides → formulas → cells → Pyodide → bundles → wheel → page → manifest.
+"""The build in order: slides → formulas → cells → Pyodide (compiled) → bundles → wheel → page → manifest.
 
 Everything is written into a temporary folder beside out/ that replaces out/
 only once it is complete: a failed build leaves the previous out/ untouched.
@@ -18,9 +18,10 @@ from .files import ensure_dir
 from .package import build_dpdeck_wheel, bundle_sources, check_stylesheet_urls, copy_shipped_pins, write_manifest
 from .paths import CACHE, CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, ROOT, display_path
 from .pins import verify_npm_pins
+from .precompile import compile_dpdeck_wheel, compile_pyodide
 from .prerender import prerender_cells
 from .pyodide import PYODIDE_VERSION, copy_pyodide, gather_pyodide
-from .render import render_page
+from .render import check_preloads, read_page_parts, render_page
 from .slides import read_deck
 from .typeset import typeset_math
 
@@ -51,22 +52,25 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
         with step("celdas pre-calculadas con Python nativo"):
             prerendered = prerender_cells(deck, staging, keep_going)
             print(f"  {len(deck.cells)} celdas ({prerendered.cache_hits} de la caché)", flush=True)
-        with step(f"Pyodide {PYODIDE_VERSION} y sus paquetes"):
-            boot_bytes = copy_pyodide(staging, gather_pyodide(pyodide_dist))
+        with step(f"Pyodide {PYODIDE_VERSION} y sus paquetes, compilados a bytecode"):
+            shipped_pyodide = copy_pyodide(staging, compile_pyodide(gather_pyodide(pyodide_dist)))
         with step("JS y CSS con esbuild"):
             bundled = bundle_sources(staging)
             print(f"  {', '.join(bundled)}", flush=True)
         with step("rueda dpdeck"):
             wheel = build_dpdeck_wheel(staging)
+            compile_dpdeck_wheel(wheel)
             print(f"  {wheel.relative_to(staging)}", flush=True)
         with step("página y archivos copiados"):
-            (staging / "index.html").write_text(render_page(deck, math, prerendered), encoding="utf-8")
             copy_shipped_pins(staging)
             check_stylesheet_urls(staging)
+            page = render_page(deck, math, prerendered, read_page_parts(staging))
+            check_preloads(page, staging)
+            (staging / "index.html").write_text(page, encoding="utf-8")
             ensure_dir(staging / "data")
             shutil.copyfile(CENSUS, staging / "data" / "censo.csv")
         with step("manifiesto"):
-            manifest = write_manifest(staging, boot_bytes, wheel)
+            manifest = write_manifest(staging, shipped_pyodide, wheel)
         swap_into_place(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
