@@ -36,7 +36,7 @@ import sys
 
 import numpy as np
 
-from . import accounting, learning, mechanisms, queries
+from . import accounting, federated, learning, mechanisms, queries
 from ._checks import describe
 from .data import CENSUS_SEED, EDUCATION_LEVELS, KAREN_NAME, MAX_AGE, find_census_csv, load_census
 
@@ -532,6 +532,7 @@ STEPS = (
     ("vector", find_vector_crossing),
     ("composition", compare_accountants),
     ("learning", train_private_models),
+    ("federated", federated.run_lab_chapter),
 )
 """Los pasos del laboratorio, en el orden de la clase: (nombre, función(censo, rng))."""
 
@@ -567,7 +568,7 @@ def run_lab(seed=0) -> dict:
         "inputs": inputs,
         "results": results,
         "evidence": evidence,
-        "limitations": LIMITATIONS,
+        "limitations": LIMITATIONS + federated.LAB_LIMITATIONS,
     })
 
 

@@ -209,3 +209,13 @@ def test_learning_numbers(results):
     assert 0 < best < len(grid) - 1
     assert learning["sigma_per_step_epsilon_1"] == pytest.approx(
         math.sqrt(2 * math.log(1.25 * 10 / DELTA)) * 10 / 1.0, rel=1e-5)
+
+
+def test_federated_chapter_is_in_the_lab(result):
+    federated = result["results"]["federated"]
+    assert list(federated) == ["fedavg", "leakage", "secure_aggregation", "private_aggregate"]
+    facts = [item for item in result["evidence"] if item["result"] == "federated"]
+    assert len(facts) == 13 and all(item["holds"] for item in facts)
+    limitations = " ".join(result["limitations"])
+    for needle in ("sin criptografía", "sin acuerdo de claves", "honesto pero curioso", "no datos de hospitales"):
+        assert needle in limitations, needle
