@@ -137,6 +137,9 @@ ACCOUNTANTS = ("sequential", "rdp")
 
 
 # ----------------------------------------------------------- validadores --
+# Los índices (cliente de cada fila, tamaños, posiciones) son np.intp: en Pyodide
+# (wasm32) intp tiene 32 bits, y np.bincount, np.repeat y np.add.reduceat se niegan a
+# convertir índices int64. Las máscaras y lo codificado sí son int64: llegan a 2³².
 
 
 def _check_owner(owner) -> np.ndarray:
@@ -149,11 +152,12 @@ def _check_owner(owner) -> np.ndarray:
         )
     if array.min() < 0:
         raise ValueError(f"owner no puede tener clientes negativos; se recibió {describe(int(array.min()))}")
+    array = array.astype(np.intp)
     sizes = np.bincount(array)
     if (sizes == 0).any():
         empty = int(np.argmax(sizes == 0))
         raise ValueError(f"cada cliente debe tener al menos una fila; el cliente {empty} no tiene ninguna")
-    return array.astype(np.int64)
+    return array
 
 
 def _check_task(X, y, owner) -> tuple:
@@ -192,7 +196,7 @@ def split_iid(size, *, clients, rng) -> np.ndarray:
     if clients > size:
         raise ValueError(f"clients ({clients}) no puede superar el número de filas ({size})")
     rng = check_rng(rng)
-    owner = np.empty(size, dtype=np.int64)
+    owner = np.empty(size, dtype=np.intp)
     owner[rng.permutation(size)] = np.arange(size) % clients
     return owner
 
@@ -209,7 +213,7 @@ def split_by_group(groups) -> np.ndarray:
     if groups.ndim != 1 or groups.size == 0:
         raise ValueError(f"groups debe ser un arreglo unidimensional no vacío; se recibió {describe(groups)}")
     _, owner = np.unique(groups, return_inverse=True)
-    return owner.reshape(-1).astype(np.int64)
+    return owner.reshape(-1).astype(np.intp)
 
 
 def count_examples(owner) -> np.ndarray:
@@ -245,7 +249,7 @@ def _local_descent(thetas, X, y, sizes, *, local_epochs, learning_rate):
     cada bloque sin recorrer los clientes uno por uno (igual cuesta un cliente
     de 4000 filas que 4000 clientes de una fila).
     """
-    counts = sizes.astype(np.int64)
+    counts = sizes.astype(np.intp)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     for _ in range(local_epochs):
         residual = learning.sigmoid(np.einsum("ij,ij->i", X, np.repeat(thetas, counts, axis=0))) - y
@@ -262,19 +266,22 @@ def _group_by_client(X, y, owner):
 
 def _train_selected(theta, X, y, owner, selected, *, local_epochs, learning_rate):
     """``train_clients`` sobre datos ya validados y agrupados por cliente (``_group_by_client``)."""
-    position = np.full(int(owner[-1]) + 1, -1, dtype=np.int64)
-    position[selected] = np.arange(selected.size)
-    local_owner = position[owner]
-    rows = local_owner >= 0
-    sizes = np.bincount(local_owner[rows], minlength=selected.size).astype(float)
+    clients = int(owner[-1]) + 1
+    if selected.size == clients:  # todos participan: sin copiar filas
+        sizes = np.bincount(owner, minlength=clients).astype(float)
+    else:
+        position = np.full(clients, -1, dtype=np.intp)
+        position[selected] = np.arange(selected.size)
+        rows = position[owner] >= 0
+        X, y = X[rows], y[rows]
+        sizes = np.bincount(position[owner[rows]], minlength=selected.size).astype(float)
     start = np.repeat(theta[None, :], selected.size, axis=0)
-    trained = _local_descent(start, X[rows], y[rows], sizes, local_epochs=local_epochs,
-                             learning_rate=learning_rate)
+    trained = _local_descent(start, X, y, sizes, local_epochs=local_epochs, learning_rate=learning_rate)
     return trained - start, sizes
 
 
 def _check_selected(selected, clients: int) -> np.ndarray:
-    selected = np.sort(np.asarray(selected, dtype=np.int64).reshape(-1))
+    selected = np.sort(np.asarray(selected, dtype=np.intp).reshape(-1))
     if selected.size == 0 or selected[0] < 0 or selected[-1] >= clients or np.any(np.diff(selected) == 0):
         raise ValueError(
             f"selected debe ser una lista no vacía de clientes distintos entre 0 y {clients - 1}; "
@@ -528,7 +535,7 @@ def compute_device_update(theta, X, y, *, local_epochs=1, learning_rate=learning
     X = check_finite(X, name="X")
     X = X[None, :] if X.ndim == 1 else X
     y = np.atleast_1d(check_finite(y, name="y"))
-    updates, _ = train_clients(theta, X, y, np.zeros(X.shape[0], dtype=np.int64), selected=[0],
+    updates, _ = train_clients(theta, X, y, np.zeros(X.shape[0], dtype=np.intp), selected=[0],
                                local_epochs=local_epochs, learning_rate=learning_rate)
     return updates[0]
 
@@ -1068,11 +1075,11 @@ def measure_subgroup_accuracy(census, *, epsilon, rng, repeats=20, delta=learnin
     "Differential Privacy Has Disparate Impact on Model Accuracy", NeurIPS.
 
     Misma partición que el capítulo 5 (``split_census_task``); ``repeats``
-    modelos privados con ``learning.noisy_gradient_descent``. Devuelve
-    ``bands`` (nombres), ``sizes`` (personas de prueba por grupo),
-    ``high_income_rate`` (por grupo, en prueba), ``nonprivate`` y ``private``
-    (exactitud por grupo; la privada, media de las repeticiones) y
-    ``overall_nonprivate`` / ``overall_private``.
+    modelos privados con ``learning.noisy_gradient_descent``. Devuelve una
+    tabla con una fila por grupo y una última fila ``"total"``: ``groups``
+    (nombres), ``sizes`` (personas de prueba), ``high_income_rate``,
+    ``nonprivate`` y ``private`` (exactitud; la privada, media de las
+    repeticiones).
     """
     epsilon = check_epsilon(epsilon)
     repeats = check_positive_int(repeats, name="repeats")
@@ -1081,6 +1088,7 @@ def measure_subgroup_accuracy(census, *, epsilon, rng, repeats=20, delta=learnin
     X, y, X_test, y_test = task["X_train"], task["y_train"], task["X_test"], task["y_test"]
     education = np.rint(learning.EDUCATION_CENTER + learning.EDUCATION_SCALE * X_test[:, EDUCATION_COLUMN])
     members = [(education >= low) & (education <= high) for _, low, high in bands]
+    members.append(np.ones(len(y_test), dtype=bool))
     reference = learning.train_logistic(X, y)
     correct = (X_test @ reference > 0) == (y_test == 1)
     private_correct = np.zeros(len(y_test))
@@ -1090,13 +1098,11 @@ def measure_subgroup_accuracy(census, *, epsilon, rng, repeats=20, delta=learnin
         private_correct += (X_test @ theta > 0) == (y_test == 1)
     private_correct /= repeats
     return {
-        "bands": [name for name, _, _ in bands],
+        "groups": [name for name, _, _ in bands] + ["total"],
         "sizes": np.array([int(member.sum()) for member in members]),
         "high_income_rate": np.array([float(y_test[member].mean()) for member in members]),
         "nonprivate": np.array([float(correct[member].mean()) for member in members]),
         "private": np.array([float(private_correct[member].mean()) for member in members]),
-        "overall_nonprivate": float(correct.mean()),
-        "overall_private": float(private_correct.mean()),
         "epsilon": epsilon,
     }
 
@@ -1282,10 +1288,10 @@ def _lab_private_aggregate(census, rng, *, delta=learning.DEFAULT_DELTA, rounds=
     units = compare_privacy_units(census, epsilons=[5.0], rng=rng, repeats=3, rounds=rounds, delta=delta)
     central_5, hospitals_5 = float(units["central"].mean()), float(units["hospitals"].mean())
     groups = measure_subgroup_accuracy(census, epsilon=0.3, rng=rng)
-    loss_total = groups["overall_nonprivate"] - groups["overall_private"]
-    top = slice(-2, None)  # licenciatura y posgrado: la mayoría de su gente tiene ingreso alto
-    loss_top = float(np.sum(groups["sizes"][top] * (groups["nonprivate"][top] - groups["private"][top]))
-                     / np.sum(groups["sizes"][top]))
+    loss = groups["nonprivate"] - groups["private"]
+    loss_total = float(loss[-1])
+    top = [groups["groups"].index("licenciatura"), groups["groups"].index("posgrado")]  # ingreso alto: ≥ 50 %
+    loss_top = float(np.sum(groups["sizes"][top] * loss[top]) / np.sum(groups["sizes"][top]))
     results = {
         "delta": delta,
         "rounds": rounds,
@@ -1302,12 +1308,10 @@ def _lab_private_aggregate(census, rng, *, delta=learning.DEFAULT_DELTA, rounds=
         "accuracy_clinics": units["clinics"].mean(axis=0),
         "accuracy_hospitals": units["hospitals"].mean(axis=0),
         "subgroup_epsilon": groups["epsilon"],
-        "subgroups": groups["bands"],
+        "subgroups": groups["groups"],
         "subgroup_sizes": groups["sizes"],
         "subgroup_nonprivate": groups["nonprivate"],
         "subgroup_private": groups["private"],
-        "overall_nonprivate": groups["overall_nonprivate"],
-        "overall_private": groups["overall_private"],
     }
     closed_form = rounds / (2 * z**2) + 2 * math.sqrt(rounds / (2 * z**2) * math.log(1 / delta))
     evidence = [
