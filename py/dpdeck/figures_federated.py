@@ -41,11 +41,6 @@ __all__ = [
     "DEMOS",
 ]
 
-# Dos paneles (densidades y su razón) necesitan algo más de alto que FIGSIZE,
-# como el histograma de dieciséis barras de ``dpdeck.figures``.
-TALL_FIGSIZE = (FIGSIZE[0], 4.1)
-
-
 def _as_curves(values, *, name: str) -> np.ndarray:
     """Una curva (lista) o varias (repeticiones × puntos), siempre como matriz."""
     array = np.asarray(values, dtype=float)
@@ -75,7 +70,7 @@ def plot_hospital_example(outputs, density_with, density_without, *, epsilon, co
     density_with = _as_float_array(density_with, name="density_with")
     density_without = _as_float_array(density_without, name="density_without")
     _same_length(salidas=outputs, con_X=density_with, sin_X=density_without)
-    figure = Figure(figsize=TALL_FIGSIZE, layout="constrained")
+    figure = Figure(figsize=FIGSIZE, layout="constrained")
     top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[3, 2])
     top.plot(outputs, density_with, color=COLORS["azul"], label=f"con X: f(D) = {format_number(count)}")
     top.plot(outputs, density_without, color=COLORS["naranja"], linestyle="--",
@@ -93,7 +88,7 @@ def plot_hospital_example(outputs, density_with, density_without, *, epsilon, co
     bottom.set_ylabel("razón")
     bottom.set_xlabel("salida publicada, s")
     bottom.set_xlim(outputs.min(), outputs.max())
-    _legend_on_top(figure, top, ncols=1)
+    _legend_on_top(figure, top, ncols=2)
     _style_axes(top)
     _style_axes(bottom)
     return figure

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator
 
 from dpdeck import figures, figures_federated
 from dpdeck.figures_federated import DEMOS
