@@ -186,7 +186,7 @@ CLAIMS = [
     claim("se consigue con un ruido unas tres veces menor", lambda: z_for() / z_for(accountant="rdp"), 3, 0.5),
     claim("Unas 520 con 10 por semana", lambda: 52 * 10, 520),
     # Errores conceptuales y operación
-    claim("Tres consultas del hospital: ε = 1,5", lambda: accounting.sequential_composition([0.5] * 3), 1.5),
+    claim("El hospital: tres consultas, ε = 1,5", lambda: accounting.sequential_composition([0.5] * 3), 1.5),
     claim("Para el conteo, ε = 0,1 y un error enorme; para la suma, ε = 9", lambda: 1 / 10, 0.1),
     claim("Para el conteo, ε = 0,1 y un error enorme; para la suma, ε = 9", lambda: 90 / 10, 9),
     claim("un error típico del 17 % del valor", lambda: 100 * 10 / doctorates(), 17),
@@ -195,7 +195,7 @@ CLAIMS = [
     claim("licenciatura y posgrado pierden más de diez puntos cada uno", lambda: 100 * min(loss(3), loss(4)), 12.5, 2.5),
     claim("mientras «sin bachillerato» no pierde nada", lambda: 100 * loss(0), 0, 0.05),
     claim("La exactitud total baja unos pocos puntos",
-          lambda: 100 * (subgroups()["overall_nonprivate"] - subgroups()["overall_private"]), 3, 2),
+          lambda: 100 * loss(-1), 3, 2),
     # La afirmación permitida de la evaluación
     claim("con ε = 5 en 10 rondas, proteger a cada persona deja la exactitud a menos de 2 puntos",
           lambda: 100 * (units()["nonprivate"] - units()["central"][:, -1].mean()), 1, 1),
