@@ -194,6 +194,8 @@ CLAIMS = [
     claim(r"$e^{10} \approx 22\,026$", lambda: math.exp(10), 22026),
     claim("licenciatura y posgrado pierden más de diez puntos cada uno", lambda: 100 * min(loss(3), loss(4)), 12.5, 2.5),
     claim("mientras «sin bachillerato» no pierde nada", lambda: 100 * loss(0), 0, 0.05),
+    claim("La exactitud total baja menos de 4 puntos; la de posgrado, 15.", lambda: 100 * loss(-1), 3, 1),
+    claim("La exactitud total baja menos de 4 puntos; la de posgrado, 15.", lambda: 100 * loss(4), 15),
     claim("La exactitud total baja unos pocos puntos",
           lambda: 100 * loss(-1), 3, 2),
     # La afirmación permitida de la evaluación
