@@ -224,16 +224,21 @@ def count_examples(owner) -> np.ndarray:
 # ------------------------------------------------------------------ FedAvg --
 
 
+def _count_participants(clients, fraction) -> int:
+    """m = max(1, ⌊C·K + ½⌋): C·K redondeado (0,1·30 no se vuelve 4 por el punto flotante)."""
+    clients = check_positive_int(clients, name="clients")
+    fraction = check_fraction(fraction, name="client_fraction")
+    return max(1, int(fraction * clients + 0.5))
+
+
 def select_clients(clients, *, fraction, rng) -> np.ndarray:
     """Los m = max(1, ⌊C·K + ½⌋) clientes de una ronda, al azar y sin repetir, en orden.
 
     McMahan et al. (2017), Algoritmo 1: "m ← max(C·K, 1); S_t ← conjunto
     aleatorio de m clientes".
     """
-    clients = check_positive_int(clients, name="clients")
-    fraction = check_fraction(fraction, name="client_fraction")
     rng = check_rng(rng)
-    chosen = max(1, int(fraction * clients + 0.5))
+    chosen = _count_participants(clients, fraction)
     if chosen == clients:
         return np.arange(clients)
     return np.sort(rng.choice(clients, size=chosen, replace=False))
@@ -439,7 +444,7 @@ def compare_splits(census, *, clients, client_fraction, local_epochs, rounds, rn
     ``repeats`` corridas sortea otro reparto IID y otra secuencia de clientes
     por ronda, la misma para los dos repartos. El reparto IID tiene
     ``clients`` clientes; el no IID, uno por nivel educativo (16 hospitales de
-    7 a 1274 pacientes). Devuelve ``rounds``, ``iid`` y ``non_iid``
+    tamaños muy distintos). Devuelve ``rounds``, ``iid`` y ``non_iid``
     (exactitud, repeticiones × rondas), ``participants``, ``sizes_non_iid``,
     ``nonprivate`` y ``majority``.
     """
@@ -970,7 +975,7 @@ def train_federated_privately(
     rng = check_rng(rng)
     clients = int(owner.max()) + 1
     X, y, owner = _group_by_client(X, y, owner)
-    participants = max(1, int(check_fraction(client_fraction, name="client_fraction") * clients + 0.5))
+    participants = _count_participants(clients, client_fraction)
     sigma = noise_multiplier * clip_norm
     server_rate = learning.compute_step_size(sigma=sigma, n=participants, iterations=rounds,
                                              dimension=X.shape[1], learning_rate=1.0, noise_radius=noise_radius)
