@@ -700,12 +700,16 @@ def share_secret(secret, *, shares, threshold, rng) -> list:
     secret = int(secret)
     if not 0 <= secret < SHARE_PRIME:
         raise ValueError(f"secret debe estar en [0, 2⁶¹ − 1); se recibió {describe(secret)}")
-    coefficients = [secret] + [int(a) for a in rng.integers(0, SHARE_PRIME, size=threshold - 1)]
+    return _evaluate_shares([secret, *rng.integers(0, SHARE_PRIME, size=threshold - 1).tolist()], shares)
+
+
+def _evaluate_shares(coefficients, shares: int) -> list:
+    """Las partes (x, f(x)), x = 1 … n, del polinomio f de coeficientes [s, a₁, …] módulo p."""
     result = []
     for x in range(1, shares + 1):
         value = 0
-        for coefficient in reversed(coefficients):  # Horner, en enteros de Python
-            value = (value * x + coefficient) % SHARE_PRIME
+        for coefficient in reversed(coefficients):  # Horner, en enteros de Python (sin desborde)
+            value = (value * x + int(coefficient)) % SHARE_PRIME
         result.append((x, value))
     return result
 
@@ -751,7 +755,9 @@ def setup_secure_aggregation(clients, *, threshold, rng) -> dict:
     pairs = [(i, j) for i in range(clients) for j in range(i + 1, clients)]
     values = rng.integers(0, SHARE_PRIME, size=len(pairs))
     seeds = {pair: int(value) for pair, value in zip(pairs, values)}
-    shares = {pair: share_secret(seed, shares=clients, threshold=threshold, rng=rng) for pair, seed in seeds.items()}
+    # Los coeficientes de todos los polinomios de una vez (lo mismo que share_secret, par por par).
+    coefficients = rng.integers(0, SHARE_PRIME, size=(len(pairs), threshold - 1)).tolist()
+    shares = {pair: _evaluate_shares([seeds[pair], *row], clients) for pair, row in zip(pairs, coefficients)}
     return {"clients": clients, "threshold": threshold, "seeds": seeds, "shares": shares}
 
 
@@ -1223,7 +1229,7 @@ def _lab_leakage(census, rng) -> tuple:
     return results, evidence
 
 
-def _lab_secure_aggregation(census, rng, *, clients=5, threshold=3, rounds=300) -> tuple:
+def _lab_secure_aggregation(census, rng, *, clients=5, threshold=3, rounds=200) -> tuple:
     """Las máscaras se cancelan en la suma, una vista sola es uniforme, y un cliente caído se recupera."""
     task = split_census_task(census, rng=rng)
     owner = split_iid(len(task["y_train"]), clients=clients, rng=rng)
@@ -1263,7 +1269,7 @@ def _lab_secure_aggregation(census, rng, *, clients=5, threshold=3, rounds=300) 
               bool(np.array_equal(masked_sum, encoded_sum)),
               max_difference=float(np.max(np.abs(full["secure_sum"] - full["true_sum"])))),
         _fact("Una actualización enmascarada sola es uniforme sea cual sea el dato: con el dato 0 y con el dato "
-              "1000, la media de 300 vistas queda a menos de 5 errores estándar de la mitad del rango.",
+              "1000, la media de 200 vistas queda a menos de 5 errores estándar de la mitad del rango.",
               all(abs(mean - 0.5) < 5 * standard_error for mean in views.values()),
               means=views, standard_error=standard_error),
         _fact("Si un cliente se cae a mitad de ronda, la suma sin quitar sus máscaras se aleja más de 1000 de la "
