@@ -326,12 +326,12 @@ CLAIMS = [
     claim("05-aprendizaje.md", "con ε = 5, 18 veces",
           lambda: accounting.amplify_by_subsampling(epsilon=5.0, sampling_probability=0.01)[0] / 0.05, 18),
     # Cierre
-    claim("06-cierre.md", "se equivoca en unas 2 personas",
+    claim("07-cierre.md", "se equivoca en unas 2 personas",
           lambda: mechanisms.laplace_scale(sensitivity=1, epsilon=0.5), 2),
-    claim("06-cierre.md", "paga un factor ≈ 4,8", lambda: mechanisms.gaussian_sigma_factor(delta=1e-5), 4.8),
-    claim("06-cierre.md", "gana desde 12 componentes", lambda: queries.vector_crossover_k(delta=1e-5), 12),
-    claim("06-cierre.md", "la contabilidad de Rényi da ε ≈ 36", lambda: accountants_at_10k()["rdp"], 36, 0.5),
-    claim("06-cierre.md", "donde la secuencial da ≈ 3236", lambda: accountants_at_10k()["sequential"], 3236),
+    claim("07-cierre.md", "paga un factor ≈ 4,8", lambda: mechanisms.gaussian_sigma_factor(delta=1e-5), 4.8),
+    claim("07-cierre.md", "gana desde 12 componentes", lambda: queries.vector_crossover_k(delta=1e-5), 12),
+    claim("07-cierre.md", "la contabilidad de Rényi da ε ≈ 36", lambda: accountants_at_10k()["rdp"], 36, 0.5),
+    claim("07-cierre.md", "donde la secuencial da ≈ 3236", lambda: accountants_at_10k()["sequential"], 3236),
 ]
 
 

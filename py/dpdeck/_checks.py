@@ -31,6 +31,7 @@ __all__ = [
     "check_sigma",
     "check_alpha",
     "check_positive_int",
+    "check_fraction",
     "check_finite",
     "check_nonempty",
     "check_values",
@@ -135,6 +136,14 @@ def check_positive_int(value, *, name: str) -> int:
         raise ValueError(f"{name} debe ser un entero positivo; se recibió {describe(value)}")
     if number < 1:
         raise ValueError(f"{name} debe ser un entero positivo; se recibió {describe(value)}")
+    return number
+
+
+def check_fraction(value, *, name: str) -> float:
+    """Exige una fracción en (0, 1]: la parte de los clientes que participa en una ronda."""
+    number = check_number(value, name=name)
+    if not (0.0 < number <= 1.0):
+        raise ValueError(f"{name} debe estar en el intervalo (0, 1]; se recibió {describe(value)}")
     return number
 
 

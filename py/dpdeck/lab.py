@@ -1,6 +1,6 @@
 """Laboratorio reproducible de la clase: cada número de la clase, recalculado con una semilla.
 
-``run_lab(seed)`` recorre los cinco capítulos y devuelve un diccionario con el
+``run_lab(seed)`` recorre los seis capítulos y devuelve un diccionario con el
 contrato del laboratorio:
 
 * ``kind``: ``"privacidad-diferencial"``;
@@ -39,7 +39,7 @@ import sys
 
 import numpy as np
 
-from . import accounting, experiments, learning, mechanisms, queries
+from . import accounting, experiments, federated, learning, mechanisms, queries
 from ._checks import describe
 from .data import CENSUS_SEED, EDUCATION_LEVELS, KAREN_NAME, MAX_AGE, find_census_csv, load_census
 from .numbers import format_number, format_percent
@@ -694,6 +694,7 @@ STEPS = (
     ("vector", find_vector_crossing),
     ("composition", compare_accountants),
     ("learning", train_private_models),
+    ("federated", federated.run_lab_chapter),
 )
 """Los pasos del laboratorio, en el orden de la clase: (nombre, función(censo, rng))."""
 
@@ -729,7 +730,7 @@ def run_lab(seed=0) -> dict:
         "inputs": inputs,
         "results": results,
         "evidence": evidence,
-        "limitations": LIMITATIONS,
+        "limitations": LIMITATIONS + federated.LAB_LIMITATIONS,
     })
 
 

@@ -430,3 +430,13 @@ def test_a_wrong_implementation_makes_its_fact_false(monkeypatch, step_name, ind
     sabotage(monkeypatch)
     broken = evidence_of(step_name)[index]
     assert broken["holds"] is False, broken
+
+
+def test_federated_chapter_is_in_the_lab(result):
+    federated = result["results"]["federated"]
+    assert list(federated) == ["fedavg", "leakage", "secure_aggregation", "private_aggregate"]
+    facts = [item for item in result["evidence"] if item["result"] == "federated"]
+    assert len(facts) == 13 and all(item["holds"] for item in facts)
+    limitations = " ".join(result["limitations"])
+    for needle in ("sin criptografía", "sin acuerdo de claves", "honesto pero curioso", "no datos de hospitales"):
+        assert needle in limitations, needle
