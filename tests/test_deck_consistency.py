@@ -552,6 +552,12 @@ CELL_RESULTS = {
     "gradient_norms": {"antes": lambda r: r["norms"]},
     "privacy_utility": {"curva": lambda r: {key: r[key] for key in ("accuracies", "nonprivate", "majority")}},
     "iterations_cost": {"curva": lambda r: {key: r[key] for key in ("accuracies", "best_iterations")}},
+    "hospital_example": {"con": lambda r: r["with_x"], "sin": lambda r: r["without_x"], "b": lambda r: r["scale"],
+                         "s": lambda r: r["outputs"], "tres": lambda r: r["three_queries"]},
+    "fedavg_rounds": {"r": lambda r: {key: r[key] for key in ("iid", "non_iid", "nonprivate", "majority")}},
+    "local_epochs": {"r": lambda r: {key: r[key] for key in ("rounds_iid", "rounds_non_iid", "target")}},
+    "privacy_units": {"r": lambda r: {key: r[key] for key in ("persons", "clinics", "hospitals", "nonprivate")},
+                      "epsilons": lambda r: r["epsilons"]},
 }
 
 

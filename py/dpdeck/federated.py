@@ -25,32 +25,34 @@ piezas, cada una con su referencia:
    hubieran acordado), sin doble máscara, y con un servidor honesto pero
    curioso.
 4. **DP sobre el agregado** (McMahan, Ramage, Talwar y Zhang 2018, "Learning
-   Differentially Private Recurrent Language Models", ICLR): cada
-   actualización se recorta a norma L2 ≤ S, el servidor suma ruido
-   N(0, (zS)² I) a la suma y el presupuesto de las T rondas se contabiliza con
-   ``dpdeck.accounting`` (composición secuencial, avanzada y Rényi DP).
+   Differentially Private Recurrent Language Models", ICLR): con la misma
+   historia que el capítulo 5. Bases vecinas agregan o quitan un cliente, así
+   que el número de clientes K también es un dato y se estima en privado con
+   el 5 % de ε; cada actualización se recorta a norma L2 ≤ S, el servidor
+   suma ruido N(0, (zS)² I) a la suma y divide por un denominador fijo, los
+   clientes esperados por ronda C·K̂; el libro de cuentas
+   (``accounting.PrivacyLedger``) anota el conteo y las T sumas.
 
-Capas: este módulo solo llama a ``learning`` (modelo y gradientes),
-``mechanisms`` (todo el ruido de privacidad) y ``accounting`` (el
-presupuesto). Las máscaras, los coeficientes de Shamir, la elección de
+Capas: este módulo solo llama a ``learning`` (modelo, gradientes y la
+calibración del descenso privado) y ``mechanisms`` (todo el ruido de
+privacidad). Las máscaras, los coeficientes de Shamir, la elección de
 clientes y los repartos usan ``rng`` directamente: son el azar del protocolo,
-no ruido de privacidad.
+no ruido de privacidad. El laboratorio del capítulo está en
+``dpdeck.lab_federated``.
 
 Código de enseñanza: censo sintético (no datos de hospitales), privacidad por
-registro o por cliente según el reparto, n y K tratados como públicos, y la
-contabilidad no aprovecha la amplificación por submuestreo de clientes (cuenta
-cada ronda como si participaran todos: una cota válida, más pesimista).
+cliente (una persona si cada cliente tiene una fila), y la contabilidad no
+aprovecha la amplificación por submuestreo de clientes (cuenta cada ronda
+como si participaran todos: una cota válida, más pesimista).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from . import accounting, learning, mechanisms
+from . import learning, mechanisms
 from ._checks import (
-    check_delta,
+    check_dataset,
     check_epsilon,
     check_finite,
     check_fraction,
@@ -68,7 +70,6 @@ __all__ = [
     "MASK_MODULUS",
     "FIXED_POINT_SCALE",
     "SHARE_PRIME",
-    "ACCOUNTANTS",
     # reparto de los datos
     "split_iid",
     "split_by_group",
@@ -101,15 +102,11 @@ __all__ = [
     "unmask_sum",
     "run_secure_aggregation",
     # DP sobre el agregado
-    "compute_noise_multiplier",
-    "account_rounds",
+    "calibrate_rounds",
     "train_federated_privately",
     "compare_privacy_units",
     "EDUCATION_BANDS",
     "measure_subgroup_accuracy",
-    # laboratorio
-    "LAB_LIMITATIONS",
-    "run_lab_chapter",
 ]
 
 # Columnas de ``learning.make_features``: (1, (edad − 40)/15, (educación − 10)/3).
@@ -131,10 +128,6 @@ FIXED_POINT_SCALE = 2**16
 
 SHARE_PRIME = 2**61 - 1
 """Primo de Mersenne del esquema de Shamir: las semillas y sus partes son enteros módulo p."""
-
-ACCOUNTANTS = ("sequential", "rdp")
-"""Contabilidades con las que ``compute_noise_multiplier`` calibra z."""
-
 
 # ----------------------------------------------------------- validadores --
 # Los índices (cliente de cada fila, tamaños, posiciones) son np.intp: en Pyodide
@@ -161,7 +154,7 @@ def _check_owner(owner) -> np.ndarray:
 
 
 def _check_task(X, y, owner) -> tuple:
-    X, y = learning._check_data(X, y)
+    X, y = check_dataset(X, y)
     owner = _check_owner(owner)
     if owner.shape[0] != X.shape[0]:
         raise ValueError(
@@ -244,23 +237,59 @@ def select_clients(clients, *, fraction, rng) -> np.ndarray:
     return np.sort(rng.choice(clients, size=chosen, replace=False))
 
 
+def _block_starts(sizes) -> np.ndarray:
+    """Primera fila de cada cliente cuando las filas vienen agrupadas por cliente."""
+    counts = np.asarray(sizes).astype(np.intp)
+    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
+
+
+def _sum_by_client(rows, sizes, starts):
+    """Σ por bloques de filas consecutivas (un bloque por cliente) en la penúltima dimensión."""
+    if starts.size == rows.shape[-2]:  # un dato por cliente: no hay nada que sumar
+        return rows
+    return np.add.reduceat(rows, starts, axis=-2)
+
+
 def _local_descent(thetas, X, y, sizes, *, local_epochs, learning_rate):
     """E pasos de descenso de gradiente de lote completo en todos los clientes a la vez.
 
     Las filas de ``X`` e ``y`` vienen ordenadas por cliente (``sizes[k]`` filas
-    del cliente k, una fila de ``thetas`` por cliente). El gradiente del
-    cliente k es (1/n_k) Σ_{i ∈ k} (σ(xᵢ·θ_k) − yᵢ) xᵢ, el promedio de las filas
-    de ``learning.compute_gradients`` sobre sus datos; ``np.add.reduceat`` suma
-    cada bloque sin recorrer los clientes uno por uno (igual cuesta un cliente
-    de 4000 filas que 4000 clientes de una fila).
+    del cliente k) y ``thetas`` tiene una fila por cliente en su penúltima
+    dimensión (antes puede haber una de corridas independientes). El
+    gradiente del cliente k es (1/n_k) Σ_{i ∈ k} (σ(xᵢ·θ_k) − yᵢ) xᵢ, el
+    promedio de las filas de ``learning.compute_gradients`` sobre sus datos;
+    ``np.add.reduceat`` suma cada bloque sin recorrer los clientes uno por uno
+    (igual cuesta un cliente de 4000 filas que 4000 clientes de una fila).
     """
     counts = sizes.astype(np.intp)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    starts = _block_starts(sizes)
     for _ in range(local_epochs):
-        residual = learning.sigmoid(np.einsum("ij,ij->i", X, np.repeat(thetas, counts, axis=0))) - y
-        gradient = np.add.reduceat(residual[:, None] * X, starts, axis=0)
+        margins = np.einsum("...ij,ij->...i", np.repeat(thetas, counts, axis=-2), X)
+        residual = learning.sigmoid(margins) - y
+        gradient = _sum_by_client(residual[..., None] * X, sizes, starts)
         thetas = thetas - learning_rate * gradient / sizes[:, None]
     return thetas
+
+
+def _client_updates(theta, X, y, sizes, *, local_epochs, learning_rate):
+    """Δ_k = θ_k − θ de cada cliente tras E pasos locales desde el mismo modelo global θ.
+
+    ``theta`` es un modelo (d) o uno por corrida (corridas × d); devuelve
+    (…, clientes, d). La primera época parte del mismo θ para todos, así que
+    sus márgenes salen de un solo producto θ·Xᵀ y el paso −η/n_k entra fila
+    por fila antes de sumar cada bloque; las demás épocas siguen a cada
+    cliente por su cuenta (``_local_descent``).
+    """
+    starts = _block_starts(sizes)
+    residual = learning.sigmoid(np.matmul(theta, X.T)) - y
+    row_step = np.repeat(-learning_rate / sizes, sizes.astype(np.intp))
+    step = _sum_by_client((residual * row_step)[..., None] * X, sizes, starts)
+    if local_epochs == 1:
+        return step
+    start = theta[..., None, :]
+    trained = _local_descent(start + step, X, y, sizes, local_epochs=local_epochs - 1,
+                             learning_rate=learning_rate)
+    return trained - start
 
 
 def _group_by_client(X, y, owner):
@@ -280,9 +309,8 @@ def _train_selected(theta, X, y, owner, selected, *, local_epochs, learning_rate
         rows = position[owner] >= 0
         X, y = X[rows], y[rows]
         sizes = np.bincount(position[owner[rows]], minlength=selected.size).astype(float)
-    start = np.repeat(theta[None, :], selected.size, axis=0)
-    trained = _local_descent(start, X, y, sizes, local_epochs=local_epochs, learning_rate=learning_rate)
-    return trained - start, sizes
+    updates = _client_updates(theta, X, y, sizes, local_epochs=local_epochs, learning_rate=learning_rate)
+    return updates, sizes
 
 
 def _check_selected(selected, clients: int) -> np.ndarray:
@@ -380,7 +408,7 @@ def train_federated(
     X, y, owner = _group_by_client(X, y, owner)
     evaluate = X_test is not None
     if evaluate:
-        X_test, y_test = learning._check_data(X_test, y_test)
+        X_test, y_test = check_dataset(X_test, y_test, names=("X_test", "y_test"))
     elif stop_accuracy is not None:
         raise ValueError("stop_accuracy necesita X_test e y_test para medir la exactitud")
     accuracies = []
@@ -552,26 +580,30 @@ def reconstruct_features(update) -> np.ndarray:
     x₀ = 1 (el intercepto), así que Δ/Δ₀ = x exacto: ∇w/∇b revela los datos.
     Con un lote de varias personas devuelve Σ cᵢxᵢ / Σ cᵢ, un promedio
     ponderado de todos (pesos que pueden ser negativos), no los datos de nadie.
+    ``update`` puede ser una actualización (d) o varias (una por fila).
     Referencia: Zhu, Liu y Han (2019); Phong et al. (2018), sección 3.
     """
     update = check_finite(update, name="update")
-    if np.ndim(update) != 1 or np.size(update) < 2:
+    if np.ndim(update) not in (1, 2) or np.shape(update)[-1] < 2:
         raise ValueError(f"update debe ser un vector con el intercepto primero; se recibió {describe(update)}")
-    if update[0] == 0:
+    intercept = update[..., :1]
+    if np.any(intercept == 0):
         raise ValueError("la componente del intercepto de update es 0: no hay nada que dividir")
-    return update / update[0]
+    return update / intercept
 
 
 def decode_features(features) -> dict:
     """Edad y nivel educativo a partir de x = (1, (edad − 40)/15, (educación − 10)/3).
 
-    Invierte ``learning.make_features`` con sus constantes públicas.
+    Invierte ``learning.make_features`` con sus constantes públicas. Con una
+    fila devuelve números; con varias, arreglos.
     """
     features = check_finite(features, name="features")
-    return {
-        "age": learning.AGE_CENTER + learning.AGE_SCALE * float(features[AGE_COLUMN]),
-        "education_num": learning.EDUCATION_CENTER + learning.EDUCATION_SCALE * float(features[EDUCATION_COLUMN]),
-    }
+    age = learning.AGE_CENTER + learning.AGE_SCALE * features[..., AGE_COLUMN]
+    education = learning.EDUCATION_CENTER + learning.EDUCATION_SCALE * features[..., EDUCATION_COLUMN]
+    if np.ndim(features) == 1:
+        return {"age": float(age), "education_num": float(education)}
+    return {"age": age, "education_num": education}
 
 
 def infer_high_income(update) -> bool:
@@ -610,7 +642,8 @@ def measure_leakage(census, *, person, batch_sizes, noise_multiplier, trials, rn
     1. Sola: Δ de su dispositivo (solo sus datos) → x̂ = Δ/Δ₀: edad, educación e
        ingreso alto exactos.
     2. En lote: su fila junto a B − 1 personas al azar del censo (``trials``
-       lotes por B): el error absoluto mediano de la edad reconstruida.
+       lotes por B, todos a la vez): el error absoluto mediano de la edad
+       reconstruida.
     3. Recortada y con ruido (``privatize_update``, ``trials`` veces): el error
        mediano de la edad.
 
@@ -623,6 +656,8 @@ def measure_leakage(census, *, person, batch_sizes, noise_multiplier, trials, rn
     """
     rng = check_rng(rng)
     trials = check_positive_int(trials, name="trials")
+    local_epochs = check_positive_int(local_epochs, name="local_epochs")
+    batch_sizes = [check_positive_int(b, name="batch_sizes") for b in batch_sizes]
     X, y = learning.make_dataset(census)
     index = int(np.flatnonzero(census.name == person)[0]) if isinstance(person, str) else int(person)
     theta = learning.train_logistic(X, y) if theta is None else _check_theta(theta, X.shape[1])
@@ -636,17 +671,21 @@ def measure_leakage(census, *, person, batch_sizes, noise_multiplier, trials, rn
 
     others = np.delete(np.arange(len(y)), index)
     batch_error = []
-    for size in [check_positive_int(b, name="batch_sizes") for b in batch_sizes]:
-        errors = []
-        for _ in range(trials if size > 1 else 1):
-            rows = np.concatenate([[index], rng.choice(others, size=size - 1, replace=False)])
-            batch = compute_device_update(theta, X[rows], y[rows], local_epochs=local_epochs)
-            errors.append(abs(decode_features(reconstruct_features(batch))["age"] - true["age"]))
-        batch_error.append(float(np.median(errors)))
+    for size in batch_sizes:
+        lots = trials if size > 1 else 1
+        rows = np.empty((lots, size), dtype=np.intp)
+        rows[:, 0] = index
+        for lot in range(lots):
+            rows[lot, 1:] = rng.choice(others, size=size - 1, replace=False)
+        # Cada lote es un dispositivo: sus filas juntas, un cliente por lote.
+        updates = _client_updates(theta, X[rows.ravel()], y[rows.ravel()], np.full(lots, float(size)),
+                                  local_epochs=local_epochs, learning_rate=learning.DEFAULT_LEARNING_RATE)
+        ages = decode_features(reconstruct_features(updates))["age"]
+        batch_error.append(float(np.median(np.abs(ages - true["age"]))))
 
     noisy = privatize_update(np.tile(update, (trials, 1)), clip_norm=clip_norm,
                              noise_multiplier=noise_multiplier, rng=rng)
-    noisy_ages = learning.AGE_CENTER + learning.AGE_SCALE * noisy[:, AGE_COLUMN] / noisy[:, 0]
+    noisy_ages = decode_features(reconstruct_features(noisy))["age"]
     return {
         "person": index,
         "true": true,
@@ -879,59 +918,94 @@ def run_secure_aggregation(updates, *, threshold, rng, dropped=()) -> dict:
 # --------------------------------------------------- DP sobre el agregado --
 
 
-def compute_noise_multiplier(*, epsilon, delta, rounds, accountant="sequential") -> float:
-    """z = σ/S que hace (ε, δ)-DP a T rondas Gaussianas de sensibilidad S.
+def _clip_rows(updates, clip_norm):
+    """Recorta cada vector de la última dimensión a norma L2 ≤ S (``learning.clip_gradients``, en lote)."""
+    norms = np.sqrt(np.einsum("...i,...i->...", updates, updates))[..., None]
+    return updates * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))
 
-    * ``"sequential"``: Gaussiano clásico con ε/T y δ/T en cada ronda,
-      z = √(2 ln(1,25 T/δ)) · T/ε (Dwork y Roth 2014, Teoremas A.1 y 3.16); es la
-      calibración de ``learning.compute_noise_sigma`` (capítulo 5) con C = 1.
-    * ``"rdp"``: el menor z (bisección, error relativo < 10⁻⁹) con el que la
-      contabilidad de Rényi de ``accounting.gaussian_rdp_epsilon`` da ε
-      (Mironov 2017).
+
+def _select_poisson(rng, shape, fraction) -> np.ndarray:
+    """Muestreo de Poisson: cada cliente entra a la ronda con probabilidad C, sin mirar a los demás.
+
+    Así, agregar o quitar un cliente mueve la suma de la ronda en a lo sumo S.
+    Con un número fijo m de elegidos (``select_clients``), un cliente nuevo
+    desplazaría a otro y la suma se movería hasta 2S.
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    rounds = check_positive_int(rounds, name="rounds")
-    if accountant == "sequential":
-        return learning.compute_noise_sigma(epsilon=epsilon, delta=delta, iterations=rounds, clip_norm=1.0)
-    if accountant != "rdp":
-        raise ValueError(f"accountant debe ser uno de {ACCOUNTANTS}; se recibió {accountant!r}")
-
-    def spent(z):
-        return accounting.gaussian_rdp_epsilon(sigma=z, steps=rounds, delta=delta)[0]
-
-    low, high = 1e-3, 1.0
-    while spent(high) > epsilon:
-        low, high = high, 2 * high
-    while (high - low) > 1e-9 * high:
-        middle = 0.5 * (low + high)
-        low, high = (middle, high) if spent(middle) > epsilon else (low, middle)
-    return high
+    return rng.random(shape) < fraction
 
 
-def account_rounds(*, noise_multiplier, rounds, delta) -> dict:
-    """ε de T rondas con ruido N(0, (zS)²) sobre una suma de sensibilidad S, con tres cuentas.
+def calibrate_rounds(clients, dimension, *, epsilon, delta, rounds, clip_norm, rng, client_fraction=1.0,
+                     count_share=learning.DEFAULT_COUNT_SHARE, noise_radius=learning.DEFAULT_NOISE_RADIUS,
+                     repeats=None, ledger=None) -> tuple:
+    """Lo que DP-FedAvg fija antes de su primera ronda: (K̂, σ, η_s), como ``learning.calibrate_training``.
 
-    Cada ronda es el mecanismo Gaussiano con σ/Δ = z; las rondas se componen
-    (Dwork y Roth 2014, Teoremas 3.16 y 3.20; Mironov 2017). Devuelve
-    ``sequential`` y ``advanced`` (``None`` si el Gaussiano clásico no aplica:
-    ε por ronda ≥ 1), ``rdp`` (conversión clásica), ``rdp_tight`` (la de
-    dp-accounting) y ``alpha``.
+    Con ε_K = ``count_share``·ε y ε_g = ε − ε_K:
+
+    * K̂ = max(1, K + Lap(1/ε_K)): el número de clientes, publicado en
+      privado. Con bases vecinas que agregan o quitan un cliente, K también
+      es un dato (capítulo 5: el n exacto delataría a alguien);
+    * σ = z·S, con z = √(2 ln(1,25 T/δ)) · T/ε_g (gaussiano clásico con ε_g/T
+      y δ/T en cada ronda, ``accounting.compute_noise_multiplier``);
+    * el denominador de cada ronda es fijo y público: m̄ = C·K̂, los clientes
+      que se esperan por ronda. Es el estimador de denominador fijo de
+      McMahan et al. (2018), sección 3, con el total de clientes estimado en
+      privado; dividir por los que de verdad respondieron sería publicar
+      otro conteo;
+    * η_s = min(1, r·m̄/(σ √(T d))): el paso del servidor
+      (``learning.compute_step_size`` con η_max = 1).
+
+    Con ``repeats`` devuelve K̂ y η_s como arreglos, uno por corrida. Con
+    ``ledger`` anota el conteo y las T sumas (sensibilidad S cada una).
     """
-    noise_multiplier = _check_noise_multiplier(noise_multiplier)
-    rounds = check_positive_int(rounds, name="rounds")
-    delta = check_delta(delta)
-    noise = {"sigma": noise_multiplier, "steps": rounds, "delta": delta}
-    result = {}
-    for name, compute in (("sequential", accounting.gaussian_sequential_epsilon),
-                          ("advanced", accounting.gaussian_advanced_epsilon)):
-        try:
-            result[name] = compute(**noise)
-        except ValueError:  # ε por ronda ≥ 1: el Teorema A.1 no da ninguna cota
-            result[name] = None
-    result["rdp"], result["alpha"] = accounting.gaussian_rdp_epsilon(**noise)
-    result["rdp_tight"], _ = accounting.gaussian_rdp_epsilon(**noise, conversion="tight")
-    return result
+    clients = check_positive_int(clients, name="clients")
+    dimension = check_positive_int(dimension, name="dimension")
+    client_fraction = check_fraction(client_fraction, name="client_fraction")
+    estimated, sigma, _ = learning.calibrate_training(
+        (clients, dimension), epsilon=epsilon, delta=delta, iterations=rounds, clip_norm=clip_norm, rng=rng,
+        count_share=count_share, learning_rate=1.0, noise_radius=noise_radius, repeats=repeats,
+    )
+    denominator = client_fraction * np.asarray(estimated, dtype=float)
+    step = learning.compute_step_size(sigma=sigma, n=denominator, iterations=rounds, dimension=dimension,
+                                      learning_rate=1.0, noise_radius=noise_radius)
+    if ledger is not None:
+        epsilon_count, _ = learning.split_budget(epsilon=epsilon, count_share=count_share)
+        ledger.record_laplace("conteo de clientes", sensitivity=1.0,
+                              scale=mechanisms.laplace_scale(sensitivity=1.0, epsilon=epsilon_count))
+        ledger.record_gaussian("suma de actualizaciones recortadas", sensitivity=float(clip_norm), sigma=sigma,
+                               delta=delta / rounds, count=int(rounds))
+    return estimated, sigma, step
+
+
+def _train_privately(task, *, epsilon, delta, rounds, client_fraction, local_epochs, clip_norm, rng,
+                     learning_rate, count_share, noise_radius, repeats, ledger=None):
+    """``repeats`` corridas de DP-FedAvg a la vez sobre datos agrupados por cliente (filas de θ).
+
+    ``task`` es ``(X, y, owner)`` ya validado y agrupado (``_group_by_client``).
+    El orden del azar es el del descenso privado del capítulo 5: primero K̂,
+    después, en cada ronda, la selección (solo si C < 1) y el ruido. Con una
+    persona por cliente, C = 1, E = 1 y S = η·C, cada ronda es un paso de
+    ``learning.noisy_gradient_descent``.
+    """
+    X, y, owner = task
+    clients, dimension = int(owner[-1]) + 1, X.shape[1]
+    estimated, sigma, step = calibrate_rounds(
+        clients, dimension, epsilon=epsilon, delta=delta, rounds=rounds, clip_norm=clip_norm, rng=rng,
+        client_fraction=client_fraction, count_share=count_share, noise_radius=noise_radius, repeats=repeats,
+        ledger=ledger,
+    )
+    sizes = np.bincount(owner, minlength=clients).astype(float)
+    thetas = np.repeat(learning.make_initial_theta(dimension)[None, :], repeats, axis=0)
+    scale = (step / (client_fraction * estimated))[:, None]
+    for _ in range(rounds):
+        updates = _client_updates(thetas, X, y, sizes, local_epochs=local_epochs, learning_rate=learning_rate)
+        # El servidor trata −Δ_k como un gradiente (el «pseudogradiente» de Reddi et al. 2021): el
+        # signo del descenso privado del capítulo 5.
+        clipped = _clip_rows(-updates, clip_norm)
+        if client_fraction < 1:
+            clipped = clipped * _select_poisson(rng, (repeats, clients), client_fraction)[:, :, None]
+        noisy_sum = mechanisms.add_gaussian_noise(np.einsum("rkd->rd", clipped), sigma=sigma, rng=rng)
+        thetas = thetas - scale * noisy_sum
+    return thetas, sigma, estimated, step
 
 
 def train_federated_privately(
@@ -939,124 +1013,116 @@ def train_federated_privately(
     y,
     owner,
     *,
+    epsilon,
+    delta,
     rounds,
     client_fraction,
     local_epochs,
     clip_norm,
-    noise_multiplier,
     rng,
     learning_rate=learning.DEFAULT_LEARNING_RATE,
+    count_share=learning.DEFAULT_COUNT_SHARE,
     noise_radius=learning.DEFAULT_NOISE_RADIUS,
-    X_test=None,
-    y_test=None,
+    ledger=None,
 ) -> dict:
-    """FedAvg con privacidad diferencial sobre el agregado (DP-FedAvg).
+    """FedAvg con privacidad diferencial sobre el agregado (DP-FedAvg), por cliente.
 
-    Fórmula, en cada ronda (McMahan et al. 2018, Algoritmo 1, pesos w_k = 1):
-        Δ_k ← E pasos locales (``train_clients``), k ∈ S_t, |S_t| = m;
-        θ_{t+1} = θ_t − η_s · (Σ_k clip_S(−Δ_k) + Z) / m,   Z ~ N(0, (zS)² I),
-        η_s = min(1, r·m / (zS √(T d)))   (``learning.compute_step_size``).
+    Fórmula (McMahan et al. 2018, Algoritmo 1, con pesos w_k = 1 y el
+    estimador de denominador fijo), con K̂, σ, m̄ = C·K̂ y η_s de
+    ``calibrate_rounds``; en cada ronda:
+        S_t ← cada cliente con probabilidad C, por separado (Poisson);
+        Δ_k ← E pasos locales desde θ_t (``train_clients``), k ∈ S_t;
+        θ_{t+1} = θ_t − η_s · (Σ_{k∈S_t} clip_S(−Δ_k) + Z) / m̄,   Z ~ N(0, σ² I).
 
-    Garantía: cada ronda publica una suma de sensibilidad L2 = S (agregar o
-    quitar un cliente la mueve a lo sumo S) con el mecanismo Gaussiano de
-    σ = zS; las T rondas cuestan lo que ``account_rounds(noise_multiplier=z,
-    rounds=T, …)`` dice, para la unidad que es un cliente: una persona si cada
-    cliente tiene una fila, un hospital entero si tiene muchas. Los clientes
-    pesan igual (con pesos n_k, uno grande movería la suma más que S) y m se
-    trata como público. La selección de clientes no se aprovecha en la cuenta
-    (cota válida, sin amplificación por submuestreo).
+    Garantía: (ε, δ)-DP del θ publicado para bases vecinas que agregan o
+    quitan un cliente entero (una persona si cada cliente tiene una fila; un
+    hospital si tiene muchas). K̂ es (ε_K, 0)-DP; cada ronda publica una suma
+    de sensibilidad L2 = S (un cliente, esté o no en la muestra, mueve la suma
+    en a lo sumo S; con muestreo de Poisson los demás no cambian), con σ para
+    (ε_g/T, δ/T); la composición secuencial suma (ε, δ). m̄ y η_s solo usan
+    números ya publicados. Los clientes pesan igual: con pesos n_k uno grande
+    movería la suma más que S. La selección no se aprovecha en la cuenta (cota
+    válida, sin amplificación por submuestreo).
 
     Con una persona por cliente, C = 1, E = 1 y S = η·C es exactamente el
-    descenso privado del capítulo 5 (``learning.noisy_gradient_descent``).
+    descenso privado del capítulo 5 (``learning.noisy_gradient_descent``):
+    el mismo azar, el mismo modelo y las mismas publicaciones en el libro.
 
-    Devuelve ``theta``, ``accuracy`` (por ronda o ``None``), ``sigma`` (zS),
-    ``server_learning_rate`` y ``participants``.
+    Devuelve ``theta``, ``sigma`` (σ = zS), ``noise_multiplier`` (z),
+    ``estimated_clients`` (K̂), ``server_learning_rate`` (η_s) y
+    ``clients`` (K).
     """
     X, y, owner = _check_task(X, y, owner)
     rounds = check_positive_int(rounds, name="rounds")
     local_epochs = check_positive_int(local_epochs, name="local_epochs")
     learning_rate = check_positive(learning_rate, name="learning_rate")
     clip_norm = check_positive(clip_norm, name="clip_norm")
-    noise_multiplier = _check_noise_multiplier(noise_multiplier)
+    client_fraction = check_fraction(client_fraction, name="client_fraction")
     rng = check_rng(rng)
-    clients = int(owner.max()) + 1
-    X, y, owner = _group_by_client(X, y, owner)
-    participants = _count_participants(clients, client_fraction)
-    sigma = noise_multiplier * clip_norm
-    server_rate = learning.compute_step_size(sigma=sigma, n=participants, iterations=rounds,
-                                             dimension=X.shape[1], learning_rate=1.0, noise_radius=noise_radius)
-    theta = learning.make_initial_theta(X.shape[1])
-    evaluate = X_test is not None
-    if evaluate:
-        X_test, y_test = learning._check_data(X_test, y_test)
-    accuracies = []
-    for _ in range(rounds):
-        selected = select_clients(clients, fraction=client_fraction, rng=rng)
-        updates, _ = _train_selected(theta, X, y, owner, selected, local_epochs=local_epochs,
-                                     learning_rate=learning_rate)
-        # El servidor trata −Δ_k como un gradiente (el "pseudo-gradiente" de Reddi et al. 2021):
-        # la misma cuenta que sumar Δ_k, y con el signo del descenso privado del capítulo 5.
-        clipped_sum = learning.clip_gradients(-updates, clip_norm=clip_norm).sum(axis=0)
-        noisy_sum = mechanisms.add_gaussian_noise(clipped_sum, sigma=sigma, rng=rng)
-        theta = theta - server_rate * noisy_sum / participants
-        if evaluate:
-            accuracies.append(learning.accuracy(theta, X_test, y_test))
+    thetas, sigma, estimated, step = _train_privately(
+        _group_by_client(X, y, owner), epsilon=epsilon, delta=delta, rounds=rounds, client_fraction=client_fraction,
+        local_epochs=local_epochs, clip_norm=clip_norm, rng=rng, learning_rate=learning_rate,
+        count_share=count_share, noise_radius=noise_radius, repeats=1, ledger=ledger,
+    )
     return {
-        "theta": theta,
-        "accuracy": np.array(accuracies) if evaluate else None,
+        "theta": thetas[0],
         "sigma": sigma,
-        "server_learning_rate": server_rate,
-        "participants": participants,
+        "noise_multiplier": sigma / clip_norm,
+        "estimated_clients": float(estimated[0]),
+        "server_learning_rate": float(step[0]),
+        "clients": int(owner.max()) + 1,
     }
 
 
 def compare_privacy_units(census, *, epsilons, rng, repeats=3, rounds=learning.DEFAULT_ITERATIONS,
-                          delta=learning.DEFAULT_DELTA, clinic_size=10) -> dict:
-    """Exactitud contra ε del mismo algoritmo con tres unidades de privacidad.
+                          delta=learning.DEFAULT_DELTA, clinic_size=10, task=None) -> dict:
+    """Exactitud contra ε de DP-FedAvg con tres unidades de privacidad: persona, clínica, hospital.
 
-    Misma partición, mismo δ, las mismas T rondas de un paso local (E = 1,
-    C = 1) y la misma contabilidad que el capítulo 5 (composición secuencial,
-    z = ``compute_noise_multiplier``); solo cambia qué se recorta y se tapa
-    con ruido:
+    El mismo algoritmo (``train_federated_privately`` con C = 1, E = 1 y
+    S = η·C), la misma partición, el mismo δ, las mismas T rondas y la misma
+    contabilidad que el capítulo 5; solo cambia qué es un cliente, y con eso
+    qué tapa el ruido:
 
-    * ``central``: una persona. Es ``learning.noisy_gradient_descent``, el
-      descenso privado del capítulo 5, que es también DP-FedAvg con un
-      teléfono por persona;
-    * ``clinics``: clínicas de ``clinic_size`` personas al azar
-      (``train_federated_privately``, reparto IID): el ruido tapa una clínica;
+    * ``persons``: un teléfono por persona. Es exactamente el descenso
+      privado del capítulo 5 (``learning.noisy_gradient_descent``);
+    * ``clinics``: clínicas de ``clinic_size`` personas al azar: el ruido tapa
+      una clínica entera;
     * ``hospitals``: un hospital por nivel educativo (16 clientes): el ruido
       tapa un hospital entero.
 
-    Devuelve ``epsilons``; ``central``, ``clinics`` y ``hospitals``
-    (repeticiones × ε); ``units`` (cuántas unidades hay en cada caso),
-    ``nonprivate``, ``majority`` y ``noise_multipliers`` (z por ε).
+    ``task`` (opcional) es la partición de ``split_census_task`` ya hecha.
+    Devuelve ``epsilons``; ``persons``, ``clinics`` y ``hospitals``
+    (repeticiones × ε); ``units`` (cuántos clientes hay en cada caso),
+    ``nonprivate``, ``majority``, ``noise_multipliers`` (z por ε), ``rounds``
+    y ``delta``.
     """
     rng = check_rng(rng)
     epsilons = [check_epsilon(float(e)) for e in np.atleast_1d(epsilons)]
     check_nonempty(epsilons, name="epsilons")
     repeats = check_positive_int(repeats, name="repeats")
     clinic_size = check_positive_int(clinic_size, name="clinic_size")
-    task = split_census_task(census, rng=rng)
+    task = split_census_task(census, rng=rng) if task is None else task
     X, y = task["X_train"], task["y_train"]
-    owners = {"clinics": split_iid(len(y), clients=max(1, len(y) // clinic_size), rng=rng),
+    owners = {"persons": np.arange(len(y), dtype=np.intp),
+              "clinics": split_iid(len(y), clients=max(1, len(y) // clinic_size), rng=rng),
               "hospitals": split_by_group(X[:, EDUCATION_COLUMN])}
-    curves = {name: np.empty((repeats, len(epsilons))) for name in ("central", "clinics", "hospitals")}
+    grouped = {name: _group_by_client(X, y, owner) for name, owner in owners.items()}
+    curves = {name: np.empty((repeats, len(epsilons))) for name in owners}
     multipliers = []
     for j, epsilon in enumerate(epsilons):
-        z = compute_noise_multiplier(epsilon=epsilon, delta=delta, rounds=rounds)
-        multipliers.append(z)
-        for r in range(repeats):
-            theta = learning.noisy_gradient_descent(X, y, epsilon=epsilon, delta=delta, iterations=rounds,
-                                                    clip_norm=learning.DEFAULT_CLIP_NORM, rng=rng)
-            curves["central"][r, j] = learning.accuracy(theta, task["X_test"], task["y_test"])
-            for name, owner in owners.items():
-                run = train_federated_privately(X, y, owner, rounds=rounds, client_fraction=1.0, local_epochs=1,
-                                                clip_norm=DEFAULT_UPDATE_CLIP, noise_multiplier=z, rng=rng)
-                curves[name][r, j] = learning.accuracy(run["theta"], task["X_test"], task["y_test"])
+        for name, data in grouped.items():
+            thetas, sigma, _, _ = _train_privately(
+                data, epsilon=epsilon, delta=delta, rounds=rounds, client_fraction=1.0, local_epochs=1,
+                clip_norm=DEFAULT_UPDATE_CLIP, rng=rng, learning_rate=learning.DEFAULT_LEARNING_RATE,
+                count_share=learning.DEFAULT_COUNT_SHARE, noise_radius=learning.DEFAULT_NOISE_RADIUS,
+                repeats=repeats,
+            )
+            curves[name][:, j] = np.mean((task["X_test"] @ thetas.T > 0) == (task["y_test"][:, None] == 1), axis=0)
+        multipliers.append(sigma / DEFAULT_UPDATE_CLIP)
     return {
         "epsilons": np.array(epsilons),
         **curves,
-        "units": {"central": len(y), **{name: int(owner.max()) + 1 for name, owner in owners.items()}},
+        "units": {name: int(owner.max()) + 1 for name, owner in owners.items()},
         "nonprivate": task["nonprivate"],
         "majority": task["majority"],
         "noise_multipliers": np.array(multipliers),
@@ -1116,253 +1182,3 @@ def measure_subgroup_accuracy(census, *, epsilon, rng, repeats=20, delta=learnin
         "private": np.array([float(private_correct[member].mean()) for member in members]),
         "epsilon": epsilon,
     }
-
-
-# ------------------------------------------------------------ laboratorio --
-
-LAB_LIMITATIONS = [
-    "Agregación segura como modelo de enseñanza: sin criptografía (las máscaras salen del generador "
-    "PCG64 de numpy, no de un cifrador), sin acuerdo de claves (las semillas de cada par se sortean en "
-    "vez de acordarse con Diffie–Hellman), sin doble máscara ni autenticación, y con un servidor honesto "
-    "pero curioso que sigue el protocolo y no se coluda con ningún cliente (Bonawitz et al. 2017 cubren "
-    "todo eso).",
-    "Censo sintético, no datos de hospitales: los 'hospitales' son los 16 niveles educativos del censo y "
-    "las 'clínicas' grupos de 10 personas al azar; las exactitudes dependen de cómo se generó el censo.",
-    "FedAvg con épocas locales de lote completo (B = ∞) sobre una regresión logística de 3 coeficientes: "
-    "el daño de los datos no IID y de la deriva de cliente es mucho mayor en redes profundas.",
-    "DP sobre el agregado con composición secuencial y sin amplificación por submuestreo de clientes: "
-    "una cota válida pero pesimista; K, m y n se tratan como públicos, y cada cliente pesa lo mismo.",
-    "La reconstrucción exacta vale para la regresión logística con una sola persona por actualización; "
-    "en redes profundas el ataque de Zhu et al. (2019) es una optimización que no siempre recupera los "
-    "datos exactos, lo que no vuelve privada a la actualización.",
-]
-
-
-def _fact(fact: str, holds: bool, **values) -> dict:
-    """Un hecho del laboratorio con el formato de ``dpdeck.lab``: texto, si se cumple y sus números."""
-    return {"result": "federated", "fact": fact, "holds": bool(holds), "values": values}
-
-
-def _lab_fedavg(census, rng) -> tuple:
-    """FedAvg = descenso centralizado con C = 1, E = 1; IID frente a no IID; el costo de E."""
-    task = split_census_task(census, rng=rng)
-    X, y = task["X_train"], task["y_train"]
-    hospitals = split_by_group(X[:, EDUCATION_COLUMN])
-    rounds = 10
-    federated = train_federated(X, y, hospitals, rounds=rounds, client_fraction=1.0, local_epochs=1, rng=rng)
-    centralized = learning.train_logistic(X, y, iterations=rounds)
-    difference = float(np.max(np.abs(federated["theta"] - centralized)))
-    splits = compare_splits(census, clients=16, client_fraction=0.25, local_epochs=5, rounds=20, rng=rng)
-    worst_iid, worst_non_iid = float(splits["iid"].min()), float(splits["non_iid"].min())
-    epochs = compare_local_epochs(census, epochs_grid=[1, 5], within=0.005, max_rounds=30, rng=rng)
-    (iid_1, iid_5), (_, non_iid_5) = epochs["rounds_iid"], epochs["rounds_non_iid"]
-    results = {
-        "hospital_sizes": count_examples(hospitals),
-        "equivalence_rounds": rounds,
-        "equivalence_max_difference": difference,
-        "splits_client_fraction": 0.25,
-        "splits_local_epochs": 5,
-        "splits_first_round_iid": float(splits["iid"][:, 0].mean()),
-        "splits_first_round_non_iid": float(splits["non_iid"][:, 0].mean()),
-        "splits_worst_round_iid": worst_iid,
-        "splits_worst_round_non_iid": worst_non_iid,
-        "splits_mean_iid": float(splits["iid"].mean()),
-        "splits_mean_non_iid": float(splits["non_iid"].mean()),
-        "splits_majority": splits["majority"],
-        "epochs_target": epochs["target"],
-        "epochs_rounds_iid": epochs["rounds_iid"],
-        "epochs_rounds_non_iid": epochs["rounds_non_iid"],
-        "nonprivate": task["nonprivate"],
-        "majority": task["majority"],
-    }
-    evidence = [
-        _fact("FedAvg con todos los clientes (C = 1), una época local (E = 1) y pesos n_k/n sobre 16 hospitales "
-              "de tamaños muy distintos da, tras 10 rondas, el mismo modelo que el descenso de gradiente "
-              "centralizado (diferencia máxima < 10⁻¹²).",
-              difference < 1e-12, max_difference=difference, hospital_sizes=results["hospital_sizes"]),
-        _fact("Con C = 0,25 y E = 5 (5 corridas de 20 rondas), en su peor ronda el reparto con un hospital por "
-              "nivel educativo cae a menos de 3 puntos de la clase mayoritaria, y el reparto IID nunca baja de 5 "
-              "puntos sobre ella.",
-              worst_non_iid < splits["majority"] + 0.03 and worst_iid > splits["majority"] + 0.05,
-              worst_round_iid=worst_iid, worst_round_non_iid=worst_non_iid, majority=splits["majority"]),
-        _fact("Con datos IID, E = 5 épocas locales llegan a medio punto del modelo centralizado en a lo sumo la "
-              "mitad de rondas que E = 1; con un hospital por nivel educativo, E = 5 necesita más rondas que con "
-              "datos IID.",
-              None not in (iid_1, iid_5, non_iid_5) and 2 * iid_5 <= iid_1 and non_iid_5 > iid_5,
-              target=epochs["target"], rounds_iid=epochs["rounds_iid"], rounds_non_iid=epochs["rounds_non_iid"],
-              epochs=[1, 5]),
-    ]
-    return results, evidence
-
-
-def _lab_leakage(census, rng) -> tuple:
-    """La actualización de Karen la delata; promediada o con ruido, ya no."""
-    from .data import KAREN_NAME
-
-    leak = measure_leakage(census, person=KAREN_NAME, batch_sizes=[1, 2, 10, 100], noise_multiplier=1.0,
-                           trials=200, rng=rng)
-    true, alone = leak["true"], leak["alone"]
-    results = {
-        "person": KAREN_NAME,
-        "true": true,
-        "reconstructed": alone,
-        "reconstruction_error": leak["alone_error"],
-        "batch_sizes": leak["batch_sizes"],
-        "batch_median_age_error": leak["batch_error"],
-        "noise_multiplier": leak["noise_multiplier"],
-        "clip_norm": leak["clip_norm"],
-        "noisy_median_age_error": leak["noisy_error"],
-    }
-    evidence = [
-        _fact("De la actualización que envía el teléfono de Karen (solo sus datos) el servidor reconstruye su "
-              "edad y su nivel educativo (error < 10⁻⁹) y su ingreso alto (el signo de ∇b).",
-              leak["alone_error"] < 1e-9 and alone["high_income"] == true["high_income"],
-              true=true, reconstructed=alone, error=leak["alone_error"]),
-        _fact("Promediada con otras 99 personas, la misma reconstrucción yerra la edad de Karen en más de 5 años "
-              "(mediana de 200 lotes).",
-              leak["batch_error"][-1] > 5, median_age_error=float(leak["batch_error"][-1]), batch_size=100),
-        _fact("Recortada a norma S = 4 y con ruido Gaussiano de σ = zS, z = 1, la edad reconstruida yerra en más "
-              "de 5 años (mediana de 200 intentos).",
-              leak["noisy_error"] > 5, median_age_error=leak["noisy_error"], noise_multiplier=1.0,
-              clip_norm=leak["clip_norm"]),
-    ]
-    return results, evidence
-
-
-def _lab_secure_aggregation(census, rng, *, clients=5, threshold=3, rounds=200) -> tuple:
-    """Las máscaras se cancelan en la suma, una vista sola es uniforme, y un cliente caído se recupera."""
-    task = split_census_task(census, rng=rng)
-    owner = split_iid(len(task["y_train"]), clients=clients, rng=rng)
-    updates, _ = train_clients(learning.make_initial_theta(), task["X_train"], task["y_train"], owner,
-                               selected=np.arange(clients), local_epochs=1)
-    full = run_secure_aggregation(updates, threshold=threshold, rng=rng)
-    encoded_sum = np.mod(sum(encode_fixed_point(row) for row in updates), MASK_MODULUS)
-    masked_sum = np.mod(encode_fixed_point(full["secure_sum"]), MASK_MODULUS)
-    dropout = run_secure_aggregation(updates, threshold=threshold, rng=rng, dropped=[clients - 1])
-    naive_error = float(np.max(np.abs(dropout["naive_sum"] - dropout["survivors_sum"])))
-    recovered_error = float(np.max(np.abs(dropout["recovered_sum"] - dropout["survivors_sum"])))
-    # Una vista sola: la primera componente enmascarada del cliente 0, con dos datos muy distintos.
-    views = {}
-    for name, value in (("cero", 0.0), ("mil", 1000.0)):
-        update = np.array([value])
-        draws = [mask_update(update, client=0, setup=setup_secure_aggregation(clients, threshold=threshold, rng=rng))[0]
-                 for _ in range(rounds)]
-        views[name] = float(np.mean(draws)) / MASK_MODULUS
-    # Uniforme en [0, 1): media 1/2, desviación 1/√12; error estándar de la media 1/√(12·rondas).
-    standard_error = 1 / math.sqrt(12 * rounds)
-    secret = int(rng.integers(SHARE_PRIME))
-    parts = share_secret(secret, shares=clients, threshold=threshold, rng=rng)
-    results = {
-        "clients": clients,
-        "threshold": threshold,
-        "true_sum": full["true_sum"],
-        "secure_sum": full["secure_sum"],
-        "naive_sum_with_dropout": dropout["naive_sum"],
-        "recovered_sum_with_dropout": dropout["recovered_sum"],
-        "survivors_sum": dropout["survivors_sum"],
-        "view_mean_over_modulus": views,
-        "view_rounds": rounds,
-    }
-    evidence = [
-        _fact("La suma de las 5 actualizaciones enmascaradas es exactamente la suma de las actualizaciones "
-              "codificadas (enteros módulo 2³²): las máscaras por pares se cancelan.",
-              bool(np.array_equal(masked_sum, encoded_sum)),
-              max_difference=float(np.max(np.abs(full["secure_sum"] - full["true_sum"])))),
-        _fact("Una actualización enmascarada sola es uniforme sea cual sea el dato: con el dato 0 y con el dato "
-              "1000, la media de 200 vistas queda a menos de 5 errores estándar de la mitad del rango.",
-              all(abs(mean - 0.5) < 5 * standard_error for mean in views.values()),
-              means=views, standard_error=standard_error),
-        _fact("Si un cliente se cae a mitad de ronda, la suma sin quitar sus máscaras se aleja más de 1000 de la "
-              "real; con las partes de Shamir de 3 sobrevivientes se recupera exacta (error < 10⁻⁴), y con 2 "
-              "partes el secreto no se reconstruye.",
-              naive_error > 1000 and recovered_error < 1e-4 and reconstruct_secret(parts[:threshold]) == secret
-              and reconstruct_secret(parts[: threshold - 1]) != secret,
-              naive_error=naive_error, recovered_error=recovered_error),
-    ]
-    return results, evidence
-
-
-def _lab_private_aggregate(census, rng, *, delta=learning.DEFAULT_DELTA, rounds=learning.DEFAULT_ITERATIONS) -> tuple:
-    """DP sobre el agregado: la cuenta de las rondas, la unidad protegida y quién paga el ruido."""
-    z = compute_noise_multiplier(epsilon=1.0, delta=delta, rounds=rounds)
-    spent = account_rounds(noise_multiplier=z, rounds=rounds, delta=delta)
-    z_rdp = compute_noise_multiplier(epsilon=1.0, delta=delta, rounds=rounds, accountant="rdp")
-    task = split_census_task(census, rng=rng)
-    X, y = task["X_train"], task["y_train"]
-    seed = int(rng.integers(2**32))
-    phones = train_federated_privately(X, y, np.arange(len(y)), rounds=rounds, client_fraction=1.0, local_epochs=1,
-                                       clip_norm=DEFAULT_UPDATE_CLIP, noise_multiplier=z,
-                                       rng=np.random.default_rng(seed))
-    central = learning.noisy_gradient_descent(X, y, epsilon=1.0, delta=delta, iterations=rounds,
-                                              clip_norm=learning.DEFAULT_CLIP_NORM, rng=np.random.default_rng(seed))
-    same_model = float(np.max(np.abs(phones["theta"] - central)))
-    units = compare_privacy_units(census, epsilons=[5.0], rng=rng, repeats=3, rounds=rounds, delta=delta)
-    central_5, hospitals_5 = float(units["central"].mean()), float(units["hospitals"].mean())
-    groups = measure_subgroup_accuracy(census, epsilon=0.3, rng=rng)
-    loss = groups["nonprivate"] - groups["private"]
-    loss_total = float(loss[-1])
-    top = [groups["groups"].index("licenciatura"), groups["groups"].index("posgrado")]  # ingreso alto: ≥ 50 %
-    loss_top = float(np.sum(groups["sizes"][top] * loss[top]) / np.sum(groups["sizes"][top]))
-    results = {
-        "delta": delta,
-        "rounds": rounds,
-        "noise_multiplier_sequential_epsilon_1": z,
-        "noise_multiplier_rdp_epsilon_1": z_rdp,
-        "epsilon_sequential": spent["sequential"],
-        "epsilon_advanced": spent["advanced"],
-        "epsilon_rdp": spent["rdp"],
-        "epsilon_rdp_tight": spent["rdp_tight"],
-        "phones_equal_central_max_difference": same_model,
-        "units": units["units"],
-        "unit_epsilons": units["epsilons"],
-        "accuracy_central": units["central"].mean(axis=0),
-        "accuracy_clinics": units["clinics"].mean(axis=0),
-        "accuracy_hospitals": units["hospitals"].mean(axis=0),
-        "subgroup_epsilon": groups["epsilon"],
-        "subgroups": groups["groups"],
-        "subgroup_sizes": groups["sizes"],
-        "subgroup_nonprivate": groups["nonprivate"],
-        "subgroup_private": groups["private"],
-    }
-    closed_form = rounds / (2 * z**2) + 2 * math.sqrt(rounds / (2 * z**2) * math.log(1 / delta))
-    evidence = [
-        _fact("Con el ruido que da ε = 1 en 10 rondas por composición secuencial, la contabilidad de Rényi da "
-              "menos de la mitad (la fórmula cerrada ρ + 2√(ρ ln(1/δ)), ρ = T/(2z²)), y la composición avanzada, "
-              "pensada para miles de pasos, da más que la secuencial.",
-              None not in (spent["sequential"], spent["advanced"]) and abs(spent["sequential"] - 1.0) < 1e-9
-              and spent["rdp"] < 0.5 < spent["sequential"] < spent["advanced"]
-              and abs(spent["rdp"] / closed_form - 1) < 1e-9,
-              noise_multiplier=z, sequential=spent["sequential"], advanced=spent["advanced"], rdp=spent["rdp"]),
-        _fact("DP-FedAvg con un teléfono por persona, C = 1, E = 1 y S = η·C = 4 es el descenso privado del "
-              "capítulo 5: con la misma semilla, el mismo modelo (diferencia < 10⁻⁹).",
-              same_model < 1e-9, max_difference=same_model),
-        _fact("Con ε = 5 en 10 rondas, proteger a cada persona deja la exactitud a menos de 2 puntos del modelo sin "
-              "privacidad; proteger a cada uno de 16 hospitales cuesta más de 5 puntos (3 modelos de cada uno).",
-              central_5 >= units["nonprivate"] - 0.02 and hospitals_5 < units["nonprivate"] - 0.05,
-              central=central_5, hospitals=hospitals_5, nonprivate=units["nonprivate"], majority=units["majority"]),
-        _fact("Con ε = 0,3 el modelo privado pierde en total menos de 7 puntos de exactitud, y quienes tienen "
-              "licenciatura o posgrado (cerca de un cuarto de la base, con ingreso alto la mitad o más) pierden al "
-              "menos el doble que el total, y más de 1 punto.",
-              loss_total < 0.07 and loss_top >= 2 * loss_total and loss_top > 0.01,
-              loss_total=loss_total, loss_licenciatura_posgrado=loss_top, sizes=groups["sizes"]),
-    ]
-    return results, evidence
-
-
-def run_lab_chapter(census, rng) -> tuple:
-    """El capítulo 6 en el laboratorio: (resultados, hechos), con el contrato de ``dpdeck.lab``.
-
-    Cuatro partes, cada una con su propio generador derivado de ``rng``:
-    FedAvg, fugas por gradientes, agregación segura y DP sobre el agregado.
-    Cada hecho es una medición que una implementación equivocada haría falsa;
-    las limitaciones del capítulo están en ``LAB_LIMITATIONS``.
-    """
-    rng = check_rng(rng)
-    parts = (("fedavg", _lab_fedavg), ("leakage", _lab_leakage),
-             ("secure_aggregation", _lab_secure_aggregation), ("private_aggregate", _lab_private_aggregate))
-    results, evidence = {}, []
-    for (name, part), child in zip(parts, rng.spawn(len(parts))):
-        part_results, part_evidence = part(census, child)
-        results[name] = part_results
-        evidence.extend(part_evidence)
-    return results, evidence

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from dpdeck import federated as fed
-from dpdeck import learning, mechanisms
+from dpdeck import accounting, learning, mechanisms
 from dpdeck.data import KAREN_NAME, load_census
 
 DELTA = 1e-5
@@ -293,14 +293,14 @@ def test_a_dropped_client_breaks_naive_masking_and_the_shares_recover_it():
 # ------------------------------------------------------- DP on the aggregate
 
 
-@pytest.mark.parametrize("epsilon", [0.5, 1.0, 5.0])
 @pytest.mark.parametrize("rounds", [10, 100, 1000])
-def test_round_accounting_matches_the_composition_theorems(epsilon, rounds):
-    z = fed.compute_noise_multiplier(epsilon=epsilon, delta=DELTA, rounds=10)
-    spent = fed.account_rounds(noise_multiplier=z, rounds=rounds, delta=DELTA)
+def test_the_same_noise_over_more_rounds_costs_what_the_composition_theorems_say(rounds):
+    # The table of the dp-rondas slide: z calibrated for 0,95 in 10 rounds, then T rounds of it.
+    z = accounting.compute_noise_multiplier(epsilon=0.95, delta=DELTA, steps=10)
+    spent = accounting.compare_gaussian_accountants(sigma=z, steps=rounds, delta=DELTA)
     # Sequential (Dwork and Roth 2014, Thm A.1 and 3.16): each round (√(2 ln(1.25T/δ))/z, δ/T)-DP.
-    per_round = math.sqrt(2 * math.log(1.25 * rounds / DELTA)) / z
-    assert spent["sequential"] == pytest.approx(rounds * per_round, rel=1e-12)
+    assert spent["sequential"] == pytest.approx(rounds * math.sqrt(2 * math.log(1.25 * rounds / DELTA)) / z,
+                                                rel=1e-12)
     # Advanced (Thm 3.20), δ split half for δ' and half over the rounds.
     step = math.sqrt(2 * math.log(1.25 * rounds / (DELTA / 2))) / z
     advanced = step * math.sqrt(2 * rounds * math.log(2 / DELTA)) + rounds * step * math.expm1(step)
@@ -309,57 +309,47 @@ def test_round_accounting_matches_the_composition_theorems(epsilon, rounds):
     rho = rounds / (2 * z**2)
     assert spent["rdp"] == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1 / DELTA)), rel=1e-12)
     if rounds == 10:
-        assert spent["sequential"] == pytest.approx(epsilon, rel=1e-12)
+        assert spent["sequential"] == pytest.approx(0.95, rel=1e-12)
+        assert spent["rdp"] < spent["sequential"] < spent["advanced"]
 
 
-@pytest.fixture(scope="module")
-def dp_accounting():
-    return pytest.importorskip("dp_accounting")
-
-
-def reference_epsilon(dp_accounting, z, rounds, orders=None):
-    from dp_accounting.rdp import RdpAccountant
-
-    accountant = RdpAccountant() if orders is None else RdpAccountant(orders=list(orders))
-    accountant.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z), rounds))
-    return accountant.get_epsilon(DELTA)
-
-
-@pytest.mark.parametrize("epsilon", [0.5, 1.0, 5.0])
-@pytest.mark.parametrize("rounds", [10, 100, 1000])
-def test_rdp_over_rounds_agrees_with_dp_accounting_within_one_percent(dp_accounting, epsilon, rounds):
-    z = fed.compute_noise_multiplier(epsilon=epsilon, delta=DELTA, rounds=10)
-    ours = fed.account_rounds(noise_multiplier=z, rounds=rounds, delta=DELTA)["rdp_tight"]
-    assert ours == pytest.approx(reference_epsilon(dp_accounting, z, rounds), rel=0.01)
-
-
-def test_noise_multiplier_for_renyi_spends_exactly_the_budget(dp_accounting):
-    z = fed.compute_noise_multiplier(epsilon=1.0, delta=DELTA, rounds=10, accountant="rdp")
-    spent = fed.account_rounds(noise_multiplier=z, rounds=10, delta=DELTA)["rdp"]
-    assert spent == pytest.approx(1.0, rel=1e-8)
-    assert fed.account_rounds(noise_multiplier=0.99 * z, rounds=10, delta=DELTA)["rdp"] > 1.0
-    assert fed.compute_noise_multiplier(epsilon=1.0, delta=DELTA, rounds=10) == pytest.approx(
-        learning.compute_noise_sigma(epsilon=1.0, delta=DELTA, iterations=10, clip_norm=1.0), rel=1e-15)
-    with pytest.raises(ValueError, match="accountant"):
-        fed.compute_noise_multiplier(epsilon=1.0, delta=DELTA, rounds=10, accountant="magia")
-
-
-def test_small_noise_has_no_classic_gaussian_bound():
-    spent = fed.account_rounds(noise_multiplier=0.5, rounds=10, delta=DELTA)
-    assert spent["sequential"] is None and spent["advanced"] is None and spent["rdp"] > 0
+def test_calibration_counts_the_clients_privately_and_divides_by_the_expected_participants():
+    ledger = accounting.PrivacyLedger()
+    rng = np.random.default_rng(3)
+    estimated, sigma, step = fed.calibrate_rounds(400, 3, epsilon=1.0, delta=DELTA, rounds=10, clip_norm=4.0,
+                                                  rng=rng, client_fraction=0.25, ledger=ledger)
+    again = np.random.default_rng(3)
+    # K̂ = K + Lap(1/ε_K) with ε_K = 5 % of ε, drawn first, as chapter 5 draws n̂.
+    expected = 400 + mechanisms.add_laplace_noise(0.0, scale=1 / 0.05, rng=again)
+    assert estimated == pytest.approx(max(1.0, expected), rel=1e-12)
+    assert sigma == pytest.approx(4.0 * accounting.compute_noise_multiplier(epsilon=0.95, delta=DELTA, steps=10),
+                                  rel=1e-12)
+    # The step sees only public numbers: the expected participants C·K̂, σ, T and d.
+    assert step == pytest.approx(min(1.0, learning.DEFAULT_NOISE_RADIUS * 0.25 * estimated
+                                     / (sigma * math.sqrt(10 * 3))), rel=1e-12)
+    count, sums = ledger.releases
+    assert (count.what, count.mechanism, count.epsilon) == ("conteo de clientes", "laplace", pytest.approx(0.05))
+    assert (sums.mechanism, sums.sensitivity, sums.count) == ("gaussian", 4.0, 10)
+    assert ledger.total() == pytest.approx((1.0, DELTA), rel=1e-12)
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 8.0])
 def test_dp_fedavg_with_one_phone_per_person_is_chapter_5s_private_descent(task, epsilon):
+    # The same random stream (n̂ first, then one noise draw per round), the same model, the same ledger.
     X, y = task["X_train"], task["y_train"]
-    z = fed.compute_noise_multiplier(epsilon=epsilon, delta=DELTA, rounds=10)
-    phones = fed.train_federated_privately(X, y, np.arange(len(y)), rounds=10, client_fraction=1.0, local_epochs=1,
-                                           clip_norm=fed.DEFAULT_UPDATE_CLIP, noise_multiplier=z,
-                                           rng=np.random.default_rng(9))
+    phones_ledger, central_ledger = accounting.PrivacyLedger(), accounting.PrivacyLedger()
+    phones = fed.train_federated_privately(X, y, np.arange(len(y)), epsilon=epsilon, delta=DELTA, rounds=10,
+                                           client_fraction=1.0, local_epochs=1, clip_norm=fed.DEFAULT_UPDATE_CLIP,
+                                           rng=np.random.default_rng(9), ledger=phones_ledger)
     central = learning.noisy_gradient_descent(X, y, epsilon=epsilon, delta=DELTA, iterations=10, clip_norm=1.0,
-                                              rng=np.random.default_rng(9))
+                                              rng=np.random.default_rng(9), ledger=central_ledger)
     np.testing.assert_allclose(phones["theta"], central, rtol=0, atol=1e-9)
-    assert phones["sigma"] == pytest.approx(z * fed.DEFAULT_UPDATE_CLIP)
+    ours = [(r.mechanism, r.sensitivity / r.noise, r.delta, r.count) for r in phones_ledger.releases]
+    theirs = [(r.mechanism, r.sensitivity / r.noise, r.delta, r.count) for r in central_ledger.releases]
+    assert [(m, pytest.approx(ratio, rel=1e-12), pytest.approx(d, rel=1e-12), c) for m, ratio, d, c in theirs] == ours
+    assert phones_ledger.total() == pytest.approx(central_ledger.total(), rel=1e-12)
+    assert phones["sigma"] == pytest.approx(fed.DEFAULT_UPDATE_CLIP * learning.compute_noise_sigma(
+        epsilon=0.95 * epsilon, delta=DELTA, iterations=10, clip_norm=1.0), rel=1e-12)
 
 
 def test_one_client_moves_the_released_sum_by_at_most_the_clip(task, hospitals, monkeypatch):
@@ -372,27 +362,69 @@ def test_one_client_moves_the_released_sum_by_at_most_the_clip(task, hospitals, 
     keep = hospitals != 8  # the largest hospital (1274 patients) leaves
     without = np.unique(hospitals[keep], return_inverse=True)[1].reshape(-1)
     for owner, rows in ((hospitals, slice(None)), (without, keep)):
-        fed.train_federated_privately(X[rows], y[rows], owner, rounds=1, client_fraction=1.0, local_epochs=5,
-                                      clip_norm=0.05, noise_multiplier=1.0, rng=np.random.default_rng(0))
+        fed.train_federated_privately(X[rows], y[rows], owner, epsilon=1.0, delta=DELTA, rounds=1,
+                                      client_fraction=1.0, local_epochs=5, clip_norm=0.05,
+                                      rng=np.random.default_rng(0))
     change = np.linalg.norm(released[0] - released[1])
     assert 0.05 * 0.999 <= change <= 0.05 * (1 + 1e-12)  # the clip is active, and it bounds the change
 
 
-def test_all_privacy_noise_comes_from_mechanisms(task, hospitals, monkeypatch):
+def test_each_client_takes_part_on_its_own_and_the_denominator_is_fixed(task, hospitals, monkeypatch):
+    # Poisson sampling: with C = 0,5 the number of hospitals in a round is Binomial(16, 1/2) (sd 2), so
+    # over 300 rounds its mean is within 5·2/√300 ≈ 0,6 of 8 and it is not always the same.
+    masks = []
+    original = fed._select_poisson
+    monkeypatch.setattr(fed, "_select_poisson", lambda *a: masks.append(original(*a)) or masks[-1])
+    fed.train_federated_privately(task["X_train"], task["y_train"], hospitals, epsilon=1.0, delta=DELTA,
+                                  rounds=300, client_fraction=0.5, local_epochs=1, clip_norm=4.0,
+                                  rng=np.random.default_rng(2))
+    chosen = np.array([mask.sum() for mask in masks])
+    assert len(masks) == 300 and abs(chosen.mean() - 8) < 0.6 and chosen.min() < chosen.max()
+    # One round without noise: the server divides the clipped sum of whoever came by C·K̂, not by them.
     monkeypatch.setattr(mechanisms, "add_gaussian_noise", lambda value, *, sigma, rng: value)
-    runs = [fed.train_federated_privately(task["X_train"], task["y_train"], hospitals, rounds=3, client_fraction=1.0,
-                                          local_epochs=1, clip_norm=1.0, noise_multiplier=5.0,
+    masks.clear()
+    X, y = task["X_train"], task["y_train"]
+    run = fed.train_federated_privately(X, y, hospitals, epsilon=1.0, delta=DELTA, rounds=1, client_fraction=0.5,
+                                        local_epochs=1, clip_norm=4.0, rng=np.random.default_rng(5))
+    theta = learning.make_initial_theta()
+    updates, _ = fed.train_clients(theta, X, y, hospitals, selected=np.arange(16), local_epochs=1)
+    clipped = learning.clip_gradients(-updates, clip_norm=4.0)[masks[0][0]]
+    expected = theta - run["server_learning_rate"] * clipped.sum(axis=0) / (0.5 * run["estimated_clients"])
+    np.testing.assert_allclose(run["theta"], expected, rtol=1e-12)
+
+
+def test_all_privacy_noise_comes_from_mechanisms(task, hospitals, monkeypatch):
+    # With the count's Laplace noise and the rounds' Gaussian noise switched off, the seed no longer matters.
+    monkeypatch.setattr(mechanisms, "add_gaussian_noise", lambda value, *, sigma, rng: value)
+    monkeypatch.setattr(learning, "laplace_mechanism", lambda value, *, sensitivity, epsilon, rng: value)
+    runs = [fed.train_federated_privately(task["X_train"], task["y_train"], hospitals, epsilon=1.0, delta=DELTA,
+                                          rounds=3, client_fraction=1.0, local_epochs=1, clip_norm=1.0,
                                           rng=np.random.default_rng(seed))["theta"] for seed in (0, 1)]
     assert np.array_equal(runs[0], runs[1])
 
 
 def test_the_protected_unit_decides_what_can_be_learned(census):
     result = fed.compare_privacy_units(census, epsilons=[0.1, 1.0, 5.0], rng=np.random.default_rng(0))
-    central, hospitals = result["central"].mean(axis=0), result["hospitals"].mean(axis=0)
-    assert result["units"] == {"central": 4000, "clinics": 400, "hospitals": 16}
-    assert central[-1] >= result["nonprivate"] - 0.02
+    persons, hospitals = result["persons"].mean(axis=0), result["hospitals"].mean(axis=0)
+    assert result["units"] == {"persons": 4000, "clinics": 400, "hospitals": 16}
+    assert persons[-1] >= result["nonprivate"] - 0.02
     assert np.all(np.abs(hospitals - result["majority"]) <= 0.01)
-    assert central[-1] > result["clinics"].mean(axis=0)[-1] - 0.001 > hospitals[-1]
+    assert persons[-1] > result["clinics"].mean(axis=0)[-1] - 0.001 > hospitals[-1]
+
+
+def test_the_persons_curve_is_chapter_5s_descent(census):
+    # compare_privacy_units' persons curve runs DP-FedAvg with one client per person, three runs at once;
+    # one run of chapter 5's descent with the same stream reproduces the first of them.
+    task = fed.split_census_task(census, rng=np.random.default_rng(0))
+    X, y = task["X_train"], task["y_train"]
+    rng = np.random.default_rng(4)
+    thetas, _, _, _ = fed._train_privately(
+        fed._group_by_client(X, y, np.arange(len(y))), epsilon=1.0, delta=DELTA, rounds=10, client_fraction=1.0,
+        local_epochs=1, clip_norm=fed.DEFAULT_UPDATE_CLIP, rng=rng, learning_rate=learning.DEFAULT_LEARNING_RATE,
+        count_share=learning.DEFAULT_COUNT_SHARE, noise_radius=learning.DEFAULT_NOISE_RADIUS, repeats=1)
+    central = learning.noisy_gradient_descent(X, y, epsilon=1.0, delta=DELTA, iterations=10, clip_norm=1.0,
+                                              rng=np.random.default_rng(4))
+    np.testing.assert_allclose(thetas[0], central, rtol=0, atol=1e-9)
 
 
 def test_subgroup_accuracy_matches_the_overall_model(census, task):
@@ -406,98 +438,16 @@ def test_subgroup_accuracy_matches_the_overall_model(census, task):
         assert weighted == pytest.approx(groups[column][-1], abs=1e-12)
 
 
-# ---------------------------------------------- the lab's evidence, broken
-
-
-@pytest.fixture(scope="module")
-def chapter(census):
-    return fed.run_lab_chapter(census, np.random.default_rng(0))
-
-
-def test_the_chapter_lab_reports_every_part_and_all_its_facts_hold(chapter):
-    results, evidence = chapter
-    assert list(results) == ["fedavg", "leakage", "secure_aggregation", "private_aggregate"]
-    assert len(evidence) == 13
-    assert [item["fact"] for item in evidence if not item["holds"]] == []
-    assert all(item["result"] == "federated" and item["values"] for item in evidence)
-
-
-def test_the_chapter_lab_is_reproducible(census, chapter):
-    from dpdeck.lab import format_lab, _plain
-
-    again = fed.run_lab_chapter(census, np.random.default_rng(0))
-    assert format_lab(_plain(again)) == format_lab(_plain(chapter))
-
-
-def fact_holds(part, census, keyword, seed=0) -> bool:
-    """Run one part of the chapter's lab and say whether the fact containing ``keyword`` holds."""
-    _, evidence = part(census, np.random.default_rng(seed))
-    matching = [item for item in evidence if keyword in item["fact"]]
-    assert len(matching) == 1, keyword
-    return matching[0]["holds"]
-
-
-def unweighted_average(updates, sizes):
-    return np.asarray(updates).mean(axis=0)
-
-
-def split_at_random(groups):
-    return fed.split_iid(len(groups), clients=16, rng=np.random.default_rng(0))
-
-
-def one_step_only(thetas, X, y, sizes, *, local_epochs, learning_rate, original=fed._local_descent):
-    return original(thetas, X, y, sizes, local_epochs=1, learning_rate=learning_rate)
-
-
-def device_of_one(theta, X, y, **options):
-    X = np.atleast_2d(X)
-    return ORIGINAL_DEVICE_UPDATE(theta, X[0], np.atleast_1d(y)[0], **options)
-
-
-ORIGINAL_DEVICE_UPDATE = fed.compute_device_update
-
-
-def masks_that_add(client, setup, *, size, others):
-    total = np.zeros(size, dtype=np.int64)
-    for other in others:
-        if other != client:
-            total = total + fed.expand_mask(setup["seeds"][(min(client, other), max(client, other))], size=size)
-    return np.mod(total, fed.MASK_MODULUS)
-
-
-BREAKS = [
-    # (part of the lab, words of the fact, what is broken, replacement)
-    ("_lab_fedavg", "pesos n_k/n", (fed, "average_updates"), unweighted_average),
-    ("_lab_fedavg", "en su peor ronda", (fed, "split_by_group"), split_at_random),
-    ("_lab_fedavg", "E = 5 épocas locales", (fed, "_local_descent"), one_step_only),
-    ("_lab_leakage", "teléfono de Karen", (fed, "reconstruct_features"), lambda update: update / np.linalg.norm(update)),
-    ("_lab_leakage", "otras 99 personas", (fed, "compute_device_update"), device_of_one),
-    ("_lab_leakage", "Recortada a norma", (mechanisms, "add_gaussian_noise"), lambda value, *, sigma, rng: value),
-    ("_lab_secure_aggregation", "se cancelan", (fed, "_pair_masks"), masks_that_add),
-    ("_lab_secure_aggregation", "uniforme", (fed, "expand_mask"),
-     lambda seed, *, size: np.zeros(size, dtype=np.int64)),
-    ("_lab_secure_aggregation", "se cae a mitad", (fed, "reconstruct_secret"), lambda parts: int(parts[0][1])),
-    ("_lab_private_aggregate", "contabilidad de Rényi", (fed, "compute_noise_multiplier"),
-     lambda **kw: 4 * learning.compute_noise_sigma(epsilon=kw["epsilon"], delta=kw["delta"],
-                                                    iterations=kw["rounds"], clip_norm=1.0)),
-    ("_lab_private_aggregate", "un teléfono por persona", (learning, "clip_gradients"),
-     lambda gradients, *, clip_norm: gradients),
-    ("_lab_private_aggregate", "16 hospitales", (fed, "compute_noise_multiplier"), lambda **kw: 1e-3),
-    ("_lab_private_aggregate", "licenciatura o posgrado", (learning, "noisy_gradient_descent"),
-     lambda X, y, **kw: learning.train_logistic(X, y)),
-]
-
-
-@pytest.mark.parametrize("part, keyword, target, replacement", BREAKS, ids=[b[1] for b in BREAKS])
-def test_each_fact_turns_false_when_the_implementation_is_broken(census, monkeypatch, part, keyword, target,
-                                                                 replacement):
-    assert fact_holds(getattr(fed, part), census, keyword)
-    monkeypatch.setattr(*target, replacement)
-    assert not fact_holds(getattr(fed, part), census, keyword)
-
-
-def test_lab_limitations_say_what_the_chapter_is_not():
-    text = " ".join(fed.LAB_LIMITATIONS)
-    for needle in ("sin criptografía", "sin acuerdo de claves", "honesto pero curioso", "Censo sintético",
-                   "no datos de hospitales"):
-        assert needle in text, needle
+def test_bad_private_training_parameters_are_named(task, hospitals):
+    X, y = task["X_train"], task["y_train"]
+    arguments = dict(epsilon=1.0, delta=DELTA, rounds=10, client_fraction=1.0, local_epochs=1, clip_norm=4.0,
+                     rng=np.random.default_rng(0))
+    for name, bad in (("epsilon", -1.0), ("delta", 1.0), ("client_fraction", 0.0), ("clip_norm", 0.0),
+                      ("rounds", 0), ("rng", 3)):
+        with pytest.raises(ValueError, match=name):
+            fed.train_federated_privately(X, y, hospitals, **{**arguments, name: bad})
+    with pytest.raises(ValueError, match="epsilon/iterations"):
+        fed.train_federated_privately(X, y, hospitals, **{**arguments, "epsilon": 20.0})
+    with pytest.raises(ValueError, match="y_test"):
+        fed.train_federated(X, y, hospitals, rounds=1, client_fraction=1.0, local_epochs=1,
+                            rng=np.random.default_rng(0), X_test=task["X_test"], y_test=task["y_test"][:3])

@@ -1,9 +1,14 @@
-"""dpdeck.figures_federated: the chapter's figures build, fit, speak Spanish and write decimal commas."""
+"""dpdeck.figures_federated: the chapter's figures build, fit, speak Spanish and write decimal commas.
+
+Each figure is drawn from its lecture experiment (``dpdeck.experiments``), with
+the parameters and the seed of its slide.
+"""
 
 from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import matplotlib
 
@@ -14,8 +19,10 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from dpdeck import figures, figures_federated
-from dpdeck.figures_federated import DEMOS
+from dpdeck import experiments, figure_style, figures_federated
+
+DEMOS = {name: (lambda name=name: experiments.draw_experiment(name))
+         for name, experiment in experiments.EXPERIMENTS.items() if experiment.figures == "figures_federated"}
 
 PLOT_NAMES = sorted(name for name in dir(figures_federated) if name.startswith("plot_"))
 
@@ -23,7 +30,7 @@ PLOT_NAMES = sorted(name for name in dir(figures_federated) if name.startswith("
 EXPECTED_LABELS = {
     "hospital_example": ("salida publicada, s", "densidad"),
     "fedavg_rounds": ("ronda de comunicación", "exactitud"),
-    "local_epochs": ("épocas locales por ronda, E", "rondas hasta 82,6 %"),
+    "local_epochs": ("épocas locales por ronda, E", "rondas hasta 82,6\u00a0%"),
     "privacy_units": ("presupuesto ε (10 rondas)", "exactitud"),
 }
 
@@ -58,15 +65,21 @@ def demo_figures():
         figure.clear()
 
 
-def test_every_plot_function_has_a_demo_and_every_demo_a_plot_function():
-    assert sorted(f"plot_{name}" for name in DEMOS) == PLOT_NAMES
+def test_every_plot_function_draws_one_lecture_experiment():
+    assert sorted(experiments.EXPERIMENTS[name].plot for name in DEMOS) == PLOT_NAMES
+
+
+def test_figures_only_draw():
+    source = Path(figures_federated.__file__).read_text(encoding="utf-8")
+    for forbidden in ("load_census", "rng", "_demo_", "DEMOS", "laplace_mechanism", "def format_number", "federated."):
+        assert forbidden not in source, forbidden
 
 
 @pytest.mark.parametrize("name", sorted(DEMOS))
 def test_demo_fits_beside_code_and_saves_a_png(demo_figures, name):
     figure = demo_figures[name]
     width, height = figure.get_size_inches()
-    assert width <= figures.FIGSIZE[0] + 1e-9 and height <= 4.1 + 1e-9
+    assert width <= figure_style.FIGSIZE[0] + 1e-9 and height <= 4.1 + 1e-9
     png = io.BytesIO()
     figure.savefig(png, format="png", dpi=120)
     assert png.getvalue()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -75,7 +88,7 @@ def test_demo_fits_beside_code_and_saves_a_png(demo_figures, name):
 @pytest.mark.parametrize("name", sorted(DEMOS))
 def test_no_text_is_smaller_than_the_tick_labels(demo_figures, name):
     small = [(text.get_text(), text.get_fontsize()) for text in demo_figures[name].findobj(matplotlib.text.Text)
-             if text.get_visible() and text.get_text().strip() and text.get_fontsize() < figures.TICK_SIZE]
+             if text.get_visible() and text.get_text().strip() and text.get_fontsize() < figure_style.TICK_SIZE]
     assert small == []
 
 
@@ -109,6 +122,11 @@ def test_the_hospital_figure_writes_its_bound_with_a_comma(demo_figures):
     texts = visible_texts(demo_figures["hospital_example"])
     assert any("1,65" in text for text in texts)
     assert any("," in label for label in tick_labels(demo_figures["hospital_example"]))
+
+
+def test_the_chapter_figures_fix_their_margins_instead_of_measuring_every_text(demo_figures):
+    # The constrained layout is half the time of a figure when a cell runs again in the browser.
+    assert all(figure.get_layout_engine() is None for figure in demo_figures.values())
 
 
 @pytest.mark.parametrize("name", ["fedavg_rounds", "privacy_units"])
