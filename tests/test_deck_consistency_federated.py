@@ -227,7 +227,10 @@ CLAIMS = [
     claim("En total, ε = 1 y δ = 10⁻⁵", lambda: rounds_ledger().total()[0], 1),
     claim("dice que costaron menos de 0,4",
           lambda: rounds_ledger().total(theorem="rdp", delta=DELTA)[0], 0.3, 0.1),
-    claim("hay que sumarle 0,05 en cada columna", lambda: rounds_ledger().releases[0].epsilon, 0.05),
+    claim("súmenle 0,05 a cada columna", lambda: rounds_ledger().releases[0].epsilon, 0.05),
+    claim("con 4000 teléfonos", lambda: len(federated.split_census_task(census(), rng=np.random.default_rng(0))
+                                            ["y_train"]), 4000),
+    claim("con ruido de escala 20", lambda: rounds_ledger().releases[0].noise, 20),
     claim("las mismas 10 rondas con ε = 0,95 se consiguen con un ruido unas tres veces menor",
           lambda: z_for() / z_for("rdp"), 3, 0.5),
     claim("Unas 520 con 10 por semana", lambda: 52 * 10, 520),
@@ -293,9 +296,12 @@ CELL_OUTPUTS = [
     ("dp-agregado", f"16 hospitales      ε = 1: 76,0{NBSP}%"),
     ("dp-rondas", "conteo de clientes"),
     ("dp-rondas", "total (composición secuencial): ε = 1, δ = 10⁻⁵"),
-    ("dp-rondas", "Rényi, el mismo libro: ε = 0,32"),
-    ("dp-rondas", "z = 55,8"),
-    ("dp-rondas", "    10       0,95       1,62       0,27"),
+    ("dp-rondas", "el mismo libro con Rényi: ε = 0,32"),
+    ("dp-rondas", "z = σ/S = 55,8"),
+    ("dp-por-vida", "z = 55,8"),
+    ("dp-por-vida", "    10       0,95       1,62       0,27"),
+    ("dp-por-vida", "  1000     109,48      30,57       2,88"),
+    ("dp-por-vida", "las 10 rondas piden z = 16,3"),
     ("mas-ruido", f"personas con doctorado       1        0,1      17,24{NBSP}%"),
     ("mas-ruido", "suma de todas las edades    90        9"),
     ("utilidad-subgrupos", f"sin bachillerato               130           1{NBSP}%   99,2{NBSP}%   99,2{NBSP}%"),
@@ -341,6 +347,7 @@ def test_the_rounds_cell_prints_the_librarys_ledger():
     cell = chapter_cells()["dp-rondas"]
     assert "federated.calibrate_rounds(" in cell and "print(libro)" in cell
     assert str(rounds_ledger()) in native_output("dp-rondas")
+    assert "compute_noise_multiplier(epsilon=0.95" in chapter_cells()["dp-por-vida"]
 
 
 # --------------------------------------------------------------- structure
@@ -378,7 +385,7 @@ def test_the_closing_summary_keeps_the_lectures_five_rows_and_names_chapter_6_ap
 
 
 def test_the_closing_references_cite_the_chapters_sources():
-    references = slide("referencias").source
+    references = slide("referencias").source + slide("referencias-ataques-federado").source
     for source in ("McMahan, H. B. et al. (2017)", "Bonawitz, K. et al. (2017)", "Zhu, L., Liu, Z. y Han, S. (2019)",
                    "Mironov, I. (2012)", "Canonne, C., Kamath, G. y Steinke, T. (2020)",
                    "Dwork, C., McSherry, F., Nissim, K. y Smith, A. (2006)"):

@@ -40,9 +40,11 @@ from matplotlib.figure import Figure
 from .figure_style import (
     COLORS,
     FIGSIZE,
+    LABEL_SIZE,
     LEGEND_SIZE,
     LINE_WIDTH,
     SEQUENCE,
+    TICK_SIZE,
     as_float_array,
     check_same_length,
     integer_ticks,
@@ -57,8 +59,11 @@ from .figure_style import (
 from .numbers import format_number
 
 __all__ = [
+    # el estilo de dpdeck.figure_style, también aquí para quien mide las figuras de la clase
     "FIGSIZE",
     "COLORS",
+    "TICK_SIZE",
+    "LABEL_SIZE",
     "use_decimal_comma",
     "plot_laplace_densities",
     "plot_attack_through_noise",

@@ -61,8 +61,9 @@ LAB_LIMITATIONS = [
     "el daño de los datos no IID y de la deriva de cliente es mucho mayor en redes profundas.",
     "DP sobre el agregado por cliente, con composición secuencial y sin amplificación por submuestreo de "
     "clientes: una cota válida pero pesimista. El número de clientes se estima en privado con el 5 % de ε "
-    "y cada ronda divide por un denominador fijo (los clientes esperados); cada cliente pesa lo mismo, y "
-    "proteger a un cliente protege a una persona solo si cada persona está en un solo cliente.",
+    "y cada ronda divide por un denominador fijo (los clientes esperados); cada cliente pesa lo mismo. La "
+    "garantía es para agregar o quitar un cliente entero: cambiar a una persona dentro de una clínica o de "
+    "un hospital es reemplazar ese cliente, dos pasos que cuestan como un grupo de dos.",
     "La reconstrucción exacta vale para la regresión logística con una sola persona por actualización; "
     "en redes profundas el ataque de Zhu et al. (2019) es una optimización que no siempre recupera los "
     "datos exactos, lo que no vuelve privada a la actualización.",
