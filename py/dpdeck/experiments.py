@@ -310,7 +310,7 @@ def run_fedavg_rounds(*, rng, clients=16, client_fraction=0.25, local_epochs=5, 
                                     local_epochs=local_epochs, rounds=rounds, rng=rng, repeats=repeats)
 
 
-def run_local_epochs(*, rng, epochs_grid=(1, 2, 5, 10, 20), within=0.005, max_rounds=30) -> dict:
+def run_local_epochs(*, rng, epochs_grid=(1, 2, 5, 10), within=0.005, max_rounds=30) -> dict:
     """Rondas hasta medio punto del modelo centralizado para cada E (diapositiva ``fedavg-epocas``)."""
     return federated.compare_local_epochs(load_census(), epochs_grid=list(epochs_grid), within=within,
                                           max_rounds=max_rounds, rng=rng)

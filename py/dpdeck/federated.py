@@ -360,7 +360,18 @@ def average_updates(updates, sizes) -> np.ndarray:
         )
     if (sizes <= 0).any():
         raise ValueError(f"cada tamaño n_k debe ser positivo; se recibió {describe(sizes)}")
-    return (sizes / sizes.sum()) @ updates
+    return _average_by_run(updates, sizes, np.zeros(1, dtype=np.intp))[0]
+
+
+def _average_by_run(updates, sizes, run_starts):
+    """El promedio de FedAvg de varias corridas a la vez: Σ_k (n_k / n) Δ_k dentro de cada bloque de clientes.
+
+    ``run_starts`` es la primera fila de cada corrida en ``updates`` (las filas
+    vienen agrupadas por corrida); devuelve una fila por corrida.
+    """
+    totals = np.add.reduceat(sizes, run_starts)
+    run_of_row = np.repeat(np.arange(run_starts.size), np.diff(np.append(run_starts, sizes.size)))
+    return np.add.reduceat(updates * (sizes / totals[run_of_row])[:, None], run_starts, axis=0)
 
 
 def train_federated(
@@ -401,33 +412,78 @@ def train_federated(
     rounds = check_positive_int(rounds, name="rounds")
     local_epochs = check_positive_int(local_epochs, name="local_epochs")
     learning_rate = check_positive(learning_rate, name="learning_rate")
+    client_fraction = check_fraction(client_fraction, name="client_fraction")
     rng = check_rng(rng)
-    clients = int(owner.max()) + 1
     theta = (learning.make_initial_theta(X.shape[1]) if initial_theta is None
              else _check_theta(initial_theta, X.shape[1]).copy())
-    X, y, owner = _group_by_client(X, y, owner)
     evaluate = X_test is not None
     if evaluate:
         X_test, y_test = check_dataset(X_test, y_test, names=("X_test", "y_test"))
     elif stop_accuracy is not None:
         raise ValueError("stop_accuracy necesita X_test e y_test para medir la exactitud")
+    run = _run_fedavg(X, y, [owner], [rng], theta, rounds=rounds, client_fraction=client_fraction,
+                      local_epochs=local_epochs, learning_rate=learning_rate, X_test=X_test, y_test=y_test,
+                      stop_accuracy=stop_accuracy)
+    return {
+        "theta": run["thetas"][0],
+        "accuracy": run["accuracy"][0] if evaluate else None,
+        "participants": int(run["participants"][0]),
+        "clients": int(owner.max()) + 1,
+    }
+
+
+def _run_fedavg(X, y, owners, rngs, theta, *, rounds, client_fraction, local_epochs, learning_rate,
+                X_test=None, y_test=None, stop_accuracy=None) -> dict:
+    """Varias corridas de FedAvg a la vez sobre los mismos datos: una por reparto de ``owners``.
+
+    Cada corrida tiene su reparto (``owners[r]``, ya validado) y su generador
+    para elegir clientes (``rngs[r]``); todas parten de ``theta``. Las filas de
+    todas las corridas se apilan agrupadas por corrida y por cliente, así que
+    cada época local es una sola cuenta para todas: en el navegador, cada
+    llamada a numpy cuesta, y diez corridas de veinte rondas serían miles.
+
+    Con ``stop_accuracy`` se detiene en la primera ronda en que todas las
+    corridas ya la alcanzaron alguna vez. Devuelve ``thetas`` (corridas × d), ``accuracy``
+    (corridas × rondas, o ``None``) y ``participants`` (m de cada corrida).
+    """
+    runs = len(owners)
+    clients = np.array([int(owner.max()) + 1 for owner in owners])
+    offsets = np.concatenate([[0], np.cumsum(clients)[:-1]]).astype(np.intp)
+    client_of_row = np.concatenate([owner + offset for owner, offset in zip(owners, offsets)])
+    order = np.argsort(client_of_row, kind="stable")
+    rows_X, rows_y = np.tile(X, (runs, 1))[order], np.tile(y, runs)[order]
+    client_of_row = client_of_row[order]
+    all_sizes = np.bincount(client_of_row, minlength=int(clients.sum())).astype(float)
+    run_of_client = np.repeat(np.arange(runs), clients)
+    thetas = np.repeat(np.asarray(theta, dtype=float)[None, :], runs, axis=0)
+    evaluate = X_test is not None
     accuracies = []
-    participants = 0
+    participants = np.zeros(runs, dtype=np.intp)
     for _ in range(rounds):
-        selected = select_clients(clients, fraction=client_fraction, rng=rng)
-        participants = selected.size
-        updates, sizes = _train_selected(theta, X, y, owner, selected, local_epochs=local_epochs,
-                                         learning_rate=learning_rate)
-        theta = theta + average_updates(updates, sizes)
+        chosen = [select_clients(int(k), fraction=client_fraction, rng=generator) for k, generator in zip(clients, rngs)]
+        participants = np.array([selected.size for selected in chosen])
+        chosen = np.concatenate([selected + offset for selected, offset in zip(chosen, offsets)])
+        if chosen.size == all_sizes.size:  # todos participan: sin copiar filas
+            X_round, y_round, sizes = rows_X, rows_y, all_sizes
+        else:
+            keep = np.zeros(all_sizes.size, dtype=bool)
+            keep[chosen] = True
+            rows = keep[client_of_row]
+            X_round, y_round, sizes = rows_X[rows], rows_y[rows], all_sizes[chosen]
+        start = thetas[run_of_client[chosen]]
+        updates = _local_descent(start, X_round, y_round, sizes, local_epochs=local_epochs,
+                                 learning_rate=learning_rate) - start
+        run_starts = np.concatenate([[0], np.cumsum(participants)[:-1]]).astype(np.intp)
+        thetas = thetas + _average_by_run(updates, sizes, run_starts)
         if evaluate:
-            accuracies.append(learning.accuracy(theta, X_test, y_test))
-            if stop_accuracy is not None and rounds_to_reach(accuracies[-1:], stop_accuracy) is not None:
+            accuracies.append(np.mean((X_test @ thetas.T > 0) == (y_test[:, None] == 1), axis=0))
+            reached = np.array(accuracies).max(axis=0) >= (stop_accuracy or 0) - _TARGET_TOLERANCE
+            if stop_accuracy is not None and reached.all():
                 break
     return {
-        "theta": theta,
-        "accuracy": np.array(accuracies) if evaluate else None,
+        "thetas": thetas,
+        "accuracy": np.array(accuracies).T if evaluate else None,
         "participants": participants,
-        "clients": clients,
     }
 
 
@@ -482,18 +538,18 @@ def compare_splits(census, *, clients, client_fraction, local_epochs, rounds, rn
     task = split_census_task(census, rng=rng)
     X, y = task["X_train"], task["y_train"]
     non_iid = split_by_group(X[:, EDUCATION_COLUMN])
-    curves = {"iid": np.empty((repeats, rounds)), "non_iid": np.empty((repeats, rounds))}
-    participants = {}
-    for repeat in range(repeats):
-        owners = {"iid": split_iid(len(y), clients=clients, rng=rng), "non_iid": non_iid}
+    owners, rngs = [], []
+    for _ in range(repeats):
+        owners += [split_iid(len(y), clients=clients, rng=rng), non_iid]
         selection = rng.integers(2**32)
-        for name, owner in owners.items():
-            run = train_federated(
-                X, y, owner, rounds=rounds, client_fraction=client_fraction, local_epochs=local_epochs,
-                rng=np.random.default_rng(selection), X_test=task["X_test"], y_test=task["y_test"],
-            )
-            curves[name][repeat] = run["accuracy"]
-            participants[name] = run["participants"]
+        # La misma secuencia de elecciones para los dos repartos de esta corrida.
+        rngs += [np.random.default_rng(selection), np.random.default_rng(selection)]
+    run = _run_fedavg(X, y, owners, rngs, learning.make_initial_theta(X.shape[1]), rounds=rounds,
+                      client_fraction=check_fraction(client_fraction, name="client_fraction"),
+                      local_epochs=check_positive_int(local_epochs, name="local_epochs"),
+                      learning_rate=learning.DEFAULT_LEARNING_RATE, X_test=task["X_test"], y_test=task["y_test"])
+    curves = {"iid": run["accuracy"][0::2], "non_iid": run["accuracy"][1::2]}
+    participants = {"iid": int(run["participants"][0]), "non_iid": int(run["participants"][1])}
     return {
         "rounds": np.arange(1, rounds + 1),
         "iid": curves["iid"],
@@ -533,18 +589,19 @@ def compare_local_epochs(census, *, epochs_grid, max_rounds, rng, target=None, w
         target = task["nonprivate"] - check_fraction(within, name="within")
     target = check_fraction(target, name="target")
     X, y = task["X_train"], task["y_train"]
-    owners = {"iid": split_iid(len(y), clients=clients, rng=rng),
-              "non_iid": split_by_group(X[:, EDUCATION_COLUMN])}
+    owners = [split_iid(len(y), clients=clients, rng=rng), split_by_group(X[:, EDUCATION_COLUMN])]
     selection = rng.integers(2**32)
-    found = {name: [] for name in owners}
+    client_fraction = check_fraction(client_fraction, name="client_fraction")
+    found = {"iid": [], "non_iid": []}
     for epochs in grid:
-        for name, owner in owners.items():
-            run = train_federated(
-                X, y, owner, rounds=max_rounds, client_fraction=client_fraction, local_epochs=epochs,
-                rng=np.random.default_rng(selection), X_test=task["X_test"], y_test=task["y_test"],
-                stop_accuracy=target,
-            )
-            found[name].append(rounds_to_reach(run["accuracy"], target))
+        # Cada reparto por su lado (se detiene apenas llega), con la misma secuencia de elecciones.
+        for name, owner in zip(found, owners):
+            run = _run_fedavg(X, y, [owner], [np.random.default_rng(selection)],
+                              learning.make_initial_theta(X.shape[1]), rounds=max_rounds,
+                              client_fraction=client_fraction, local_epochs=epochs,
+                              learning_rate=learning.DEFAULT_LEARNING_RATE, X_test=task["X_test"],
+                              y_test=task["y_test"], stop_accuracy=target)
+            found[name].append(rounds_to_reach(run["accuracy"][0], target))
     return {
         "epochs": grid,
         "rounds_iid": found["iid"],

@@ -155,6 +155,10 @@ def test_local_epochs_save_rounds_only_with_iid_data(census):
                                       rng=np.random.default_rng(0))
     assert result["rounds_iid"] == [10, 5, 2, 1, 1]
     assert result["rounds_non_iid"] == [10, 14, 9, 9, 8]
+    # The same seed with fewer epochs gives the same rounds: each E runs with the same client sequence.
+    fewer = fed.compare_local_epochs(census, epochs_grid=[1, 2, 5, 10], within=0.005, max_rounds=30,
+                                     rng=np.random.default_rng(0))
+    assert fewer["rounds_non_iid"] == [10, 14, 9, 9]
     with pytest.raises(ValueError, match="target"):
         fed.compare_local_epochs(census, epochs_grid=[1], max_rounds=3, rng=np.random.default_rng(0))
 

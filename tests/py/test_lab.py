@@ -387,7 +387,10 @@ def noise_ignores_the_number_of_steps(monkeypatch):
 
 def unweighted_average(monkeypatch):
     # A 7-patient hospital gets the voice of a 1274-patient one.
-    monkeypatch.setattr(fed, "average_updates", lambda updates, sizes: np.asarray(updates).mean(axis=0))
+    def average(updates, sizes, run_starts):
+        counts = np.diff(np.append(run_starts, len(sizes)))
+        return np.add.reduceat(updates, run_starts, axis=0) / counts[:, None]
+    monkeypatch.setattr(fed, "_average_by_run", average)
 
 
 def hospitals_at_random(monkeypatch):
@@ -397,9 +400,9 @@ def hospitals_at_random(monkeypatch):
 
 
 def local_epochs_ignored(monkeypatch):
-    original = fed._client_updates
-    monkeypatch.setattr(fed, "_client_updates", lambda theta, X, y, sizes, *, local_epochs, learning_rate: original(
-        theta, X, y, sizes, local_epochs=1, learning_rate=learning_rate))
+    original = fed._local_descent
+    monkeypatch.setattr(fed, "_local_descent", lambda thetas, X, y, sizes, *, local_epochs, learning_rate: original(
+        thetas, X, y, sizes, local_epochs=1, learning_rate=learning_rate))
 
 
 def reconstruction_by_norm(monkeypatch):
