@@ -1033,36 +1033,50 @@ def calibrate_rounds(clients, dimension, *, epsilon, delta, rounds, clip_norm, r
     return estimated, sigma, step
 
 
-def _train_privately(task, *, epsilon, delta, rounds, client_fraction, local_epochs, clip_norm, rng,
+def _train_privately(task, *, epsilons, delta, rounds, client_fraction, local_epochs, clip_norm, rng,
                      learning_rate, count_share, noise_radius, repeats, ledger=None):
-    """``repeats`` corridas de DP-FedAvg a la vez sobre datos agrupados por cliente (filas de θ).
+    """DP-FedAvg con varios ε y ``repeats`` corridas por ε, todas a la vez, sobre datos agrupados por cliente.
 
     ``task`` es ``(X, y, owner)`` ya validado y agrupado (``_group_by_client``).
-    El orden del azar es el del descenso privado del capítulo 5: primero K̂,
-    después, en cada ronda, la selección (solo si C < 1) y el ruido. Con una
-    persona por cliente, C = 1, E = 1 y S = η·C, cada ronda es un paso de
-    ``learning.noisy_gradient_descent``.
+    Devuelve ``(thetas, sigmas, estimated, steps)``: modelos (ε × corridas × d),
+    σ por ε y K̂ y η_s (ε × corridas). Las corridas de todos los ε avanzan juntas
+    (una cuenta por ronda para todas: en el navegador cada llamada a numpy
+    cuesta) y cada ε suma su propio ruido.
+
+    El orden del azar es el del descenso privado del capítulo 5: primero K̂
+    (de cada ε, en orden), después, en cada ronda y para cada ε, la selección
+    (solo si C < 1) y el ruido. Con un solo ε, una corrida, una persona por
+    cliente, C = 1, E = 1 y S = η·C, cada ronda es un paso de
+    ``learning.noisy_gradient_descent`` con el mismo azar.
     """
     X, y, owner = task
     clients, dimension = int(owner[-1]) + 1, X.shape[1]
-    estimated, sigma, step = calibrate_rounds(
-        clients, dimension, epsilon=epsilon, delta=delta, rounds=rounds, clip_norm=clip_norm, rng=rng,
-        client_fraction=client_fraction, count_share=count_share, noise_radius=noise_radius, repeats=repeats,
-        ledger=ledger,
-    )
+    calibrations = [calibrate_rounds(clients, dimension, epsilon=epsilon, delta=delta, rounds=rounds,
+                                     clip_norm=clip_norm, rng=rng, client_fraction=client_fraction,
+                                     count_share=count_share, noise_radius=noise_radius, repeats=repeats,
+                                     ledger=ledger)
+                    for epsilon in epsilons]
+    estimated = np.array([np.atleast_1d(c[0]) for c in calibrations])
+    sigmas = np.array([c[1] for c in calibrations])
+    steps = np.array([np.atleast_1d(c[2]) for c in calibrations])
+    runs = len(epsilons) * repeats
     sizes = np.bincount(owner, minlength=clients).astype(float)
-    thetas = np.repeat(learning.make_initial_theta(dimension)[None, :], repeats, axis=0)
-    scale = (step / (client_fraction * estimated))[:, None]
+    thetas = np.repeat(learning.make_initial_theta(dimension)[None, :], runs, axis=0)
+    scale = (steps / (client_fraction * estimated)).reshape(runs, 1)
     for _ in range(rounds):
         updates = _client_updates(thetas, X, y, sizes, local_epochs=local_epochs, learning_rate=learning_rate)
         # El servidor trata −Δ_k como un gradiente (el «pseudogradiente» de Reddi et al. 2021): el
         # signo del descenso privado del capítulo 5.
-        clipped = _clip_rows(-updates, clip_norm)
-        if client_fraction < 1:
-            clipped = clipped * _select_poisson(rng, (repeats, clients), client_fraction)[:, :, None]
-        noisy_sum = mechanisms.add_gaussian_noise(np.einsum("rkd->rd", clipped), sigma=sigma, rng=rng)
-        thetas = thetas - scale * noisy_sum
-    return thetas, sigma, estimated, step
+        clipped = _clip_rows(-updates, clip_norm).reshape(len(epsilons), repeats, clients, dimension)
+        noisy_sums = []
+        for index, sigma in enumerate(sigmas):
+            chosen = clipped[index]
+            if client_fraction < 1:
+                chosen = chosen * _select_poisson(rng, (repeats, clients), client_fraction)[:, :, None]
+            noisy_sums.append(mechanisms.add_gaussian_noise(np.einsum("rkd->rd", chosen), sigma=float(sigma),
+                                                            rng=rng))
+        thetas = thetas - scale * np.concatenate(noisy_sums)
+    return thetas.reshape(len(epsilons), repeats, dimension), sigmas, estimated, steps
 
 
 def train_federated_privately(
@@ -1116,17 +1130,17 @@ def train_federated_privately(
     clip_norm = check_positive(clip_norm, name="clip_norm")
     client_fraction = check_fraction(client_fraction, name="client_fraction")
     rng = check_rng(rng)
-    thetas, sigma, estimated, step = _train_privately(
-        _group_by_client(X, y, owner), epsilon=epsilon, delta=delta, rounds=rounds, client_fraction=client_fraction,
-        local_epochs=local_epochs, clip_norm=clip_norm, rng=rng, learning_rate=learning_rate,
-        count_share=count_share, noise_radius=noise_radius, repeats=1, ledger=ledger,
+    thetas, sigmas, estimated, steps = _train_privately(
+        _group_by_client(X, y, owner), epsilons=[epsilon], delta=delta, rounds=rounds,
+        client_fraction=client_fraction, local_epochs=local_epochs, clip_norm=clip_norm, rng=rng,
+        learning_rate=learning_rate, count_share=count_share, noise_radius=noise_radius, repeats=1, ledger=ledger,
     )
     return {
-        "theta": thetas[0],
-        "sigma": sigma,
-        "noise_multiplier": sigma / clip_norm,
-        "estimated_clients": float(estimated[0]),
-        "server_learning_rate": float(step[0]),
+        "theta": thetas[0, 0],
+        "sigma": float(sigmas[0]),
+        "noise_multiplier": float(sigmas[0]) / clip_norm,
+        "estimated_clients": float(estimated[0, 0]),
+        "server_learning_rate": float(steps[0, 0]),
         "clients": int(owner.max()) + 1,
     }
 
@@ -1163,19 +1177,16 @@ def compare_privacy_units(census, *, epsilons, rng, repeats=3, rounds=learning.D
     owners = {"persons": np.arange(len(y), dtype=np.intp),
               "clinics": split_iid(len(y), clients=max(1, len(y) // clinic_size), rng=rng),
               "hospitals": split_by_group(X[:, EDUCATION_COLUMN])}
-    grouped = {name: _group_by_client(X, y, owner) for name, owner in owners.items()}
-    curves = {name: np.empty((repeats, len(epsilons))) for name in owners}
-    multipliers = []
-    for j, epsilon in enumerate(epsilons):
-        for name, data in grouped.items():
-            thetas, sigma, _, _ = _train_privately(
-                data, epsilon=epsilon, delta=delta, rounds=rounds, client_fraction=1.0, local_epochs=1,
-                clip_norm=DEFAULT_UPDATE_CLIP, rng=rng, learning_rate=learning.DEFAULT_LEARNING_RATE,
-                count_share=learning.DEFAULT_COUNT_SHARE, noise_radius=learning.DEFAULT_NOISE_RADIUS,
-                repeats=repeats,
-            )
-            curves[name][:, j] = np.mean((task["X_test"] @ thetas.T > 0) == (task["y_test"][:, None] == 1), axis=0)
-        multipliers.append(sigma / DEFAULT_UPDATE_CLIP)
+    curves = {}
+    for name, owner in owners.items():
+        thetas, sigmas, _, _ = _train_privately(
+            _group_by_client(X, y, owner), epsilons=epsilons, delta=delta, rounds=rounds, client_fraction=1.0,
+            local_epochs=1, clip_norm=DEFAULT_UPDATE_CLIP, rng=rng, learning_rate=learning.DEFAULT_LEARNING_RATE,
+            count_share=learning.DEFAULT_COUNT_SHARE, noise_radius=learning.DEFAULT_NOISE_RADIUS, repeats=repeats,
+        )
+        correct = (task["X_test"] @ thetas.reshape(-1, X.shape[1]).T > 0) == (task["y_test"][:, None] == 1)
+        curves[name] = correct.mean(axis=0).reshape(len(epsilons), repeats).T
+    multipliers = sigmas / DEFAULT_UPDATE_CLIP
     return {
         "epsilons": np.array(epsilons),
         **curves,

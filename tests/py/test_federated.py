@@ -423,12 +423,12 @@ def test_the_persons_curve_is_chapter_5s_descent(census):
     X, y = task["X_train"], task["y_train"]
     rng = np.random.default_rng(4)
     thetas, _, _, _ = fed._train_privately(
-        fed._group_by_client(X, y, np.arange(len(y))), epsilon=1.0, delta=DELTA, rounds=10, client_fraction=1.0,
+        fed._group_by_client(X, y, np.arange(len(y))), epsilons=[1.0], delta=DELTA, rounds=10, client_fraction=1.0,
         local_epochs=1, clip_norm=fed.DEFAULT_UPDATE_CLIP, rng=rng, learning_rate=learning.DEFAULT_LEARNING_RATE,
         count_share=learning.DEFAULT_COUNT_SHARE, noise_radius=learning.DEFAULT_NOISE_RADIUS, repeats=1)
     central = learning.noisy_gradient_descent(X, y, epsilon=1.0, delta=DELTA, iterations=10, clip_norm=1.0,
                                               rng=np.random.default_rng(4))
-    np.testing.assert_allclose(thetas[0], central, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(thetas[0, 0], central, rtol=0, atol=1e-9)
 
 
 def test_subgroup_accuracy_matches_the_overall_model(census, task):
