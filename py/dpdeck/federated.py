@@ -1063,18 +1063,29 @@ def _train_privately(task, *, epsilons, delta, rounds, client_fraction, local_ep
     sizes = np.bincount(owner, minlength=clients).astype(float)
     thetas = np.repeat(learning.make_initial_theta(dimension)[None, :], runs, axis=0)
     scale = (steps / (client_fraction * estimated)).reshape(runs, 1)
+    one_row_each = local_epochs == 1 and clients == X.shape[0]
+    row_norms = np.linalg.norm(X, axis=1)
     for _ in range(rounds):
-        updates = _client_updates(thetas, X, y, sizes, local_epochs=local_epochs, learning_rate=learning_rate)
         # El servidor trata −Δ_k como un gradiente (el «pseudogradiente» de Reddi et al. 2021): el
         # signo del descenso privado del capítulo 5.
-        clipped = _clip_rows(-updates, clip_norm).reshape(len(epsilons), repeats, clients, dimension)
+        if one_row_each:
+            # Una persona por cliente y un paso local: −Δ_k = η(σ(x_k·θ) − y_k)·x_k, un número por x_k.
+            # Su norma es ese número por ‖x_k‖ y el recorte es un factor, como en el capítulo 5: la
+            # suma recortada sale de un producto, sin formar una matriz por cliente.
+            weights = learning_rate * (learning.sigmoid(thetas @ X.T) - y)
+            weights = weights * np.minimum(1.0, clip_norm / np.maximum(np.abs(weights) * row_norms, 1e-300))
+            clipped = weights.reshape(len(epsilons), repeats, clients)
+        else:
+            updates = _client_updates(thetas, X, y, sizes, local_epochs=local_epochs, learning_rate=learning_rate)
+            clipped = _clip_rows(-updates, clip_norm).reshape(len(epsilons), repeats, clients, dimension)
         noisy_sums = []
         for index, sigma in enumerate(sigmas):
             chosen = clipped[index]
             if client_fraction < 1:
-                chosen = chosen * _select_poisson(rng, (repeats, clients), client_fraction)[:, :, None]
-            noisy_sums.append(mechanisms.add_gaussian_noise(np.einsum("rkd->rd", chosen), sigma=float(sigma),
-                                                            rng=rng))
+                mask = _select_poisson(rng, (repeats, clients), client_fraction)
+                chosen = chosen * (mask if one_row_each else mask[:, :, None])
+            total = chosen @ X if one_row_each else np.einsum("rkd->rd", chosen)
+            noisy_sums.append(mechanisms.add_gaussian_noise(total, sigma=float(sigma), rng=rng))
         thetas = thetas - scale * np.concatenate(noisy_sums)
     return thetas.reshape(len(epsilons), repeats, dimension), sigmas, estimated, steps
 

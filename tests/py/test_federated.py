@@ -431,6 +431,23 @@ def test_the_persons_curve_is_chapter_5s_descent(census):
     np.testing.assert_allclose(thetas[0, 0], central, rtol=0, atol=1e-9)
 
 
+def test_one_person_per_client_takes_a_shortcut_to_the_same_clipped_sum(task, monkeypatch):
+    # With one row per client and one local step, the clipped sum is computed as chapter 5 does (a
+    # factor per person, one product); here it is checked against the general per-client path.
+    monkeypatch.setattr(mechanisms, "add_gaussian_noise", lambda value, *, sigma, rng: value)
+    X, y = task["X_train"][:300], task["y_train"][:300]
+    thetas, _, estimated, steps = fed._train_privately(
+        fed._group_by_client(X, y, np.arange(300)), epsilons=[0.5, 0.9], delta=DELTA, rounds=1, client_fraction=1.0,
+        local_epochs=1, clip_norm=0.5, rng=np.random.default_rng(0), learning_rate=learning.DEFAULT_LEARNING_RATE,
+        count_share=learning.DEFAULT_COUNT_SHARE, noise_radius=learning.DEFAULT_NOISE_RADIUS, repeats=2)
+    start = learning.make_initial_theta()
+    updates = fed._client_updates(start, X, y, np.ones(300), local_epochs=1,
+                                  learning_rate=learning.DEFAULT_LEARNING_RATE)
+    clipped_sum = fed._clip_rows(-updates, 0.5).sum(axis=0)
+    expected = start - (steps / estimated)[..., None] * clipped_sum
+    np.testing.assert_allclose(thetas, expected, rtol=1e-12, atol=1e-15)
+
+
 def test_subgroup_accuracy_matches_the_overall_model(census, task):
     groups = fed.measure_subgroup_accuracy(census, epsilon=0.3, rng=np.random.default_rng(0), repeats=4)
     assert groups["groups"][-1] == "total" and len(groups["groups"]) == 6

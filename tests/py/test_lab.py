@@ -437,8 +437,14 @@ def secret_from_one_share(monkeypatch):
     monkeypatch.setattr(fed, "reconstruct_secret", lambda parts: int(parts[0][1]))
 
 
-def updates_not_clipped(monkeypatch):
-    monkeypatch.setattr(fed, "_clip_rows", lambda updates, clip_norm: updates)
+def exact_number_of_clients(monkeypatch):
+    # The server divides by the true K instead of the private count K̂ (the count is still drawn).
+    original = fed.calibrate_rounds
+
+    def calibrate(clients, dimension, **kw):
+        estimated, sigma, step = original(clients, dimension, **kw)
+        return np.full_like(np.asarray(estimated, dtype=float), float(clients)), sigma, step
+    monkeypatch.setattr(fed, "calibrate_rounds", calibrate)
 
 
 def private_models_without_privacy(monkeypatch):
@@ -479,7 +485,7 @@ SABOTAGES = [
     ("federated", 7, masks_of_zeros),
     ("federated", 8, secret_from_one_share),
     ("federated", 9, delta_not_split_over_steps),
-    ("federated", 10, updates_not_clipped),
+    ("federated", 10, exact_number_of_clients),
     ("federated", 11, scale_gradient_noise_by(0.001)),
     ("federated", 12, private_models_without_privacy),
 ]
