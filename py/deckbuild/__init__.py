@@ -10,10 +10,10 @@
     render      the page: reveal.js sections and cells with their output
     package     esbuild bundles, the dpdeck wheel, shipped files, the manifest
     pipeline    the build in order, in a temporary folder
-    server      the development server (COOP/COEP, ETag)
+    server      the server: COOP/COEP, ETag, nosniff, the page's CSP; odd requests get a status
     browser     where the tests' Chromium is
 
-`paths`, `errors`, `files` and `commands` use the standard library only:
-build.py imports them before .venv exists. This package never ships to the
+`paths`, `errors`, `files`, `commands`, `pins` and `server` use the standard
+library only: build.py imports them before .venv exists. This package never ships to the
 browser: the deck's wheel holds `dpdeck` alone.
 """

@@ -6,6 +6,7 @@ only once it is complete: a failed build leaves the previous out/ untouched.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -15,7 +16,7 @@ from .commands import step
 from .errors import BuildError
 from .files import ensure_dir
 from .package import build_dpdeck_wheel, bundle_sources, check_stylesheet_urls, copy_shipped_pins, write_manifest
-from .paths import CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, display_path
+from .paths import CACHE, CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, ROOT, display_path
 from .pins import verify_npm_pins
 from .prerender import prerender_cells
 from .pyodide import PYODIDE_VERSION, copy_pyodide, gather_pyodide
@@ -29,12 +30,14 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
     """Build the deck into out/ (atomically); return the manifest."""
     started = time.perf_counter()
     out = Path(out).resolve()
+    check_output_folder(out, Path(slides_dir).resolve())
     ensure_dir(out.parent)
     remove_stale_staging(out)
     staging = out.with_name(f"{out.name}.tmp-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     try:
+        require_cache()
         require_census()
         with step("diapositivas leídas"):
             deck = read_deck(Path(slides_dir).resolve())
@@ -72,6 +75,38 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
     print(f"listo: {display_path(out)} ({len(manifest['files'])} archivos, {size / 1e6:.1f} MB) "
           f"en {time.perf_counter() - started:.1f} s", flush=True)
     return manifest
+
+
+def check_output_folder(out: Path, slides_dir: Path) -> None:
+    """out/ is replaced whole: it must be new, empty or an earlier build, never a folder with other work."""
+    if out.exists() and not out.is_dir():
+        raise BuildError(f"--out {display_path(out)} es un archivo, no una carpeta")
+    if ROOT.is_relative_to(out) or slides_dir.is_relative_to(out):
+        raise BuildError(f"--out {display_path(out)} contiene el repositorio o las diapositivas, y la "
+                         "construcción reemplaza esa carpeta entera; elige otra (por defecto, dist/)")
+    if out.is_dir() and any(out.iterdir()) and not is_earlier_build(out):
+        raise BuildError(f"--out {display_path(out)} ya tiene archivos y no es un mazo construido (le falta "
+                         "manifest.json): la construcción la reemplazaría entera; elige una carpeta nueva o vacía")
+
+
+def is_earlier_build(folder: Path) -> bool:
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and isinstance(manifest.get("files"), dict)
+
+
+def require_cache() -> None:
+    """The cache folder (.cache/ or DPDECK_CACHE) must be a folder this build can write to."""
+    try:
+        ensure_dir(CACHE)
+        probe = CACHE / f".escritura-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError:
+        raise BuildError(f"la caché {CACHE} no es una carpeta en la que se pueda escribir; "
+                         "cambia DPDECK_CACHE o bórrala") from None
 
 
 def require_census() -> None:

@@ -14,6 +14,7 @@ import shutil
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from .errors import BuildError
 from .fetch import download_pypi_file, lookup_cache, store_in_cache
 from .files import ensure_dir
 from .paths import CACHE, locate_npm_package
-from .pins import find_pin, list_pins
+from .pins import find_pin, list_pins, verify_file
 
 PYODIDE_VERSION = "0.27.7"
 PYODIDE_CORE = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
@@ -46,9 +47,29 @@ class PyodideFiles:
 
 def read_official_lock(path: Path) -> dict:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        lock = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise BuildError(f"no se puede leer {path}: {error}") from None
+    if not isinstance(lock, dict) or not isinstance(lock.get("packages"), dict):
+        raise BuildError(f"{path} no tiene la forma de un pyodide-lock.json")
+    return lock
+
+
+def check_lock_is_the_pinned_one(lock: dict, source: str) -> None:
+    """A lock taken from --pyodide-dist must say what the pinned official lock (npm «pyodide») says."""
+    pinned_path = locate_npm_package("pyodide") / PYODIDE_LOCK
+    verify_file(pinned_path, find_pin("pyodide", PYODIDE_LOCK).sha256, f"Pyodide {PYODIDE_VERSION} {PYODIDE_LOCK}")
+    pinned = read_official_lock(pinned_path)
+    if lock == pinned:
+        return
+    if lock.get("info") != pinned.get("info"):
+        raise BuildError(f"--pyodide-dist: el {PYODIDE_LOCK} de {source} no es el oficial de Pyodide "
+                         f"{PYODIDE_VERSION} (su sección «info» es otra); no se construye con él")
+    changed = sorted(name for name in set(lock["packages"]) | set(pinned["packages"])
+                     if lock["packages"].get(name) != pinned["packages"].get(name))
+    raise BuildError(f"--pyodide-dist: el {PYODIDE_LOCK} de {source} no es el oficial de Pyodide "
+                     f"{PYODIDE_VERSION}: cambian {', '.join(changed[:8])}"
+                     + (f" y {len(changed) - 8} más" if len(changed) > 8 else "") + "; no se construye con él")
 
 
 def list_shipped_packages(lock: dict) -> list[str]:
@@ -109,14 +130,17 @@ class PyodideDistribution:
                 if (self.folder / name).exists():
                     found[name] = self.folder / name
             return found
-        with tarfile.open(self.path) as archive:
-            for member in archive:
-                base = member.name.rsplit("/", 1)[-1]
-                if member.isfile() and base in names and base not in found:
-                    target = into / base
-                    with archive.extractfile(member) as source, open(target, "wb") as sink:
-                        shutil.copyfileobj(source, sink)
-                    found[base] = target
+        try:
+            with tarfile.open(self.path) as archive:
+                for member in archive:
+                    base = member.name.rsplit("/", 1)[-1]
+                    if member.isfile() and base in names and base not in found:
+                        target = into / base
+                        with archive.extractfile(member) as source, open(target, "wb") as sink:
+                            shutil.copyfileobj(source, sink)
+                        found[base] = target
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
+            raise BuildError(f"--pyodide-dist: no se puede leer {self.path} como .tar ({error})") from None
         return found
 
 
@@ -141,6 +165,8 @@ def gather_pyodide(pyodide_dist: Path | None) -> PyodideFiles:
             lock_path = found[PYODIDE_LOCK]
         # Only the parsed lock is used from here on: dist/ gets a trimmed copy of it.
         lock = read_official_lock(lock_path)
+        if pyodide_dist is not None:
+            check_lock_is_the_pinned_one(lock, str(pyodide_dist))
         names = list_shipped_packages(lock)
         check_lock_against_pins(lock, names)
         wanted = {lock["packages"][name]["file_name"]: lock["packages"][name]["sha256"] for name in names}

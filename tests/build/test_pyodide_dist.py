@@ -58,11 +58,47 @@ def test_a_wheel_that_differs_from_the_lock_stops_the_build(official_folder, tmp
     slides = write_deck(tmp_path / "slides", TINY_DECK)
     (tmp_path / "dist").mkdir()
     (tmp_path / "dist" / "anterior.txt").write_text("intacto")
+    (tmp_path / "dist" / "manifest.json").write_text('{"files": {}}')   # an earlier build
     result = run_build(slides, tmp_path / "dist", "--pyodide-dist", str(tampered),
                        env={"DPDECK_CACHE": str(tmp_path / "cache")})
     assert result.returncode != 0
     assert wheel.name in result.stderr and "no coincide" in result.stderr, result.stderr
-    assert [path.name for path in (tmp_path / "dist").iterdir()] == ["anterior.txt"]
+    assert sorted(path.name for path in (tmp_path / "dist").iterdir()) == ["anterior.txt", "manifest.json"]
+
+
+@pytest.mark.parametrize("change, message", [
+    ("info", "(su sección «info» es otra)"),
+    ("unshipped", "cambian scipy"),
+    ("garbage", "no se puede leer"),
+])
+def test_a_lock_that_is_not_the_pinned_official_one_stops_the_build(change, message, official_folder, tmp_path):
+    """The lock from --pyodide-dist is compared with the pinned one, not only for the wheels the deck ships."""
+    folder = tmp_path / "pyodide"
+    shutil.copytree(official_folder, folder)
+    lock_path = folder / "pyodide-lock.json"
+    lock = json.loads(lock_path.read_text())
+    if change == "info":
+        lock["info"]["arch"] = "wasm64"
+    elif change == "unshipped":
+        lock["packages"]["scipy"]["sha256"] = "0" * 64
+    lock_path.write_text("{roto" if change == "garbage" else json.dumps(lock))
+    slides = write_deck(tmp_path / "slides", TINY_DECK)
+    result = run_build(slides, tmp_path / "dist", "--pyodide-dist", str(folder),
+                       env={"DPDECK_CACHE": str(tmp_path / "cache")})
+    assert result.returncode == 1, result.stdout
+    assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert not (tmp_path / "dist").exists()
+
+
+@pytest.mark.parametrize("content", [b"", b"\x1f\x8b\x08\x00basura" * 20, b"no es un tar"])
+def test_a_damaged_tarball_is_said_plainly(content, tmp_path):
+    tarball = tmp_path / "pyodide-0.27.7.tar.gz"
+    tarball.write_bytes(content)
+    slides = write_deck(tmp_path / "slides", TINY_DECK)
+    result = run_build(slides, tmp_path / "dist", "--pyodide-dist", str(tarball),
+                       env={"DPDECK_CACHE": str(tmp_path / "cache")})
+    assert result.returncode == 1
+    assert "--pyodide-dist: no se puede leer" in result.stderr and "Traceback" not in result.stderr, result.stderr
 
 
 def test_a_damaged_cache_entry_is_dropped_and_fetched_again(official_folder, tmp_path):
