@@ -326,12 +326,12 @@ CLAIMS = [
     claim("05-aprendizaje.md", "con ε = 5, 18 veces",
           lambda: accounting.amplify_by_subsampling(epsilon=5.0, sampling_probability=0.01)[0] / 0.05, 18),
     # Cierre
-    claim("06-cierre.md", "se equivoca en unas 2 personas",
+    claim("07-cierre.md", "se equivoca en unas 2 personas",
           lambda: mechanisms.laplace_scale(sensitivity=1, epsilon=0.5), 2),
-    claim("06-cierre.md", "paga un factor ≈ 4,8", lambda: mechanisms.gaussian_sigma_factor(delta=1e-5), 4.8),
-    claim("06-cierre.md", "gana desde 12 componentes", lambda: queries.vector_crossover_k(delta=1e-5), 12),
-    claim("06-cierre.md", "la contabilidad de Rényi da ε ≈ 36", lambda: accountants_at_10k()["rdp"], 36, 0.5),
-    claim("06-cierre.md", "donde la secuencial da ≈ 3236", lambda: accountants_at_10k()["sequential"], 3236),
+    claim("07-cierre.md", "paga un factor ≈ 4,8", lambda: mechanisms.gaussian_sigma_factor(delta=1e-5), 4.8),
+    claim("07-cierre.md", "gana desde 12 componentes", lambda: queries.vector_crossover_k(delta=1e-5), 12),
+    claim("07-cierre.md", "la contabilidad de Rényi da ε ≈ 36", lambda: accountants_at_10k()["rdp"], 36, 0.5),
+    claim("07-cierre.md", "donde la secuencial da ≈ 3236", lambda: accountants_at_10k()["sequential"], 3236),
 ]
 
 
@@ -552,6 +552,12 @@ CELL_RESULTS = {
     "gradient_norms": {"antes": lambda r: r["norms"]},
     "privacy_utility": {"curva": lambda r: {key: r[key] for key in ("accuracies", "nonprivate", "majority")}},
     "iterations_cost": {"curva": lambda r: {key: r[key] for key in ("accuracies", "best_iterations")}},
+    "hospital_example": {"con": lambda r: r["with_x"], "sin": lambda r: r["without_x"], "b": lambda r: r["scale"],
+                         "s": lambda r: r["outputs"], "tres": lambda r: r["three_queries"]},
+    "fedavg_rounds": {"r": lambda r: {key: r[key] for key in ("iid", "non_iid", "nonprivate", "majority")}},
+    "local_epochs": {"r": lambda r: {key: r[key] for key in ("rounds_iid", "rounds_non_iid", "target")}},
+    "privacy_units": {"r": lambda r: {key: r[key] for key in ("persons", "clinics", "hospitals", "nonprivate")},
+                      "epsilons": lambda r: r["epsilons"]},
 }
 
 
