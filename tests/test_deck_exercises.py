@@ -4,7 +4,7 @@ Every exercise of deck/slides (read by deckbuild.slides, the one reader of the
 slides): its starter code runs and does not pass its check (there is
 something to do), its solution runs and passes, and each exercise names a
 check of dpdeck.exercises. The challenge's example answer, cited with seed 0,
-passes the challenge's check. Each chapter has its exercise at its end.
+passes the challenge's check. Each chapter has an exercise, and the deck ends with the challenge.
 """
 
 from __future__ import annotations
@@ -21,14 +21,18 @@ DECK = read_deck(SLIDES)
 EXERCISES = [exercise for exercise in DECK.exercises if not exercise.is_challenge]
 
 
-def test_every_chapter_ends_with_its_exercise_and_the_deck_with_the_challenge():
+def test_every_chapter_has_an_exercise_and_the_deck_ends_with_the_challenge():
     chapters = [slide.file for slide in DECK.slides if slide.attributes.get("class") == "capitulo"]
-    assert len(chapters) >= 5
+    assert len(chapters) >= 6
     for chapter in chapters:
-        slides = [slide for slide in DECK.slides if slide.file == chapter]
-        assert slides[-1].exercise is not None, f"{chapter.name} no termina con su ejercicio"
+        exercises = [slide.exercise for slide in DECK.slides if slide.file == chapter and slide.exercise]
+        assert exercises, f"{chapter.name} no tiene ningún ejercicio"
+    # Each exercise on a slide of its own, which says so in its title.
+    for slide in DECK.slides:
+        if slide.exercise is not None:
+            assert slide.title.startswith("Reto ·" if slide.exercise.is_challenge else "Ejercicio ·"), slide.title
     challenges = [exercise for exercise in DECK.exercises if exercise.is_challenge]
-    assert [exercise.id for exercise in challenges] == [CHALLENGE_ID]
+    assert [exercise.id for exercise in challenges] == [CHALLENGE_ID] == [DECK.exercises[-1].id]
     assert {exercise.check for exercise in DECK.exercises} <= set(CHECKS)
 
 

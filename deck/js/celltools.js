@@ -27,7 +27,7 @@ const TEXT = {
   running: (done, total) => `Ejecutando ${done}/${total}…`,
   notebook: "Cuaderno del capítulo (.ipynb)",
   notebookTitle: "Descargar el cuaderno Jupyter de este capítulo, con tus cambios",
-  notebookSaved: (name) => `Descargado ${name}, con tus cambios.`,
+  downloaded: "Descargado ✓",
 };
 
 function toolButton(action, text, title) {
@@ -41,17 +41,26 @@ function toolButton(action, text, title) {
   return element;
 }
 
-/** Says on the button that the copy happened, for a moment. */
-async function copyWithFeedback(button, text) {
-  const copied = await copyText(text);
+/**
+ * Says on the button itself what its click did, for a moment: a message
+ * elsewhere (a toast) would cover the status chip's other buttons.
+ */
+export function flashButton(button, text, done) {
   const original = button.dataset.label || button.textContent;
   button.dataset.label = original;
-  button.textContent = copied ? TEXT.copied : TEXT.notCopied;
-  button.dataset.copied = String(copied);
-  setTimeout(() => {
+  button.textContent = text;
+  button.dataset.done = String(done);
+  clearTimeout(button.flashTimer);
+  button.flashTimer = setTimeout(() => {
     button.textContent = original;
-    delete button.dataset.copied;
+    delete button.dataset.done;
+    delete button.dataset.label;
   }, COPIED_MS);
+}
+
+async function copyWithFeedback(button, text) {
+  const copied = await copyText(text);
+  flashButton(button, copied ? TEXT.copied : TEXT.notCopied, copied);
 }
 
 /** The text an output area shows (its label is drawn by CSS and is not part of it). */
@@ -108,7 +117,7 @@ export class CellTools {
     });
     this.notebookButton = deck.addAction({
       action: "download-notebook", text: TEXT.notebook, title: TEXT.notebookTitle,
-      onClick: () => this.downloadNotebook(),
+      onClick: () => this.downloadNotebook(this.reveal.getCurrentSlide(), this.notebookButton),
     });
     this.reveal.on("slidechanged", () => this.updateButtons());
     this.updateButtons();
@@ -168,10 +177,11 @@ export class CellTools {
     return results;
   }
 
-  async downloadNotebook(section = this.reveal.getCurrentSlide()) {
+  /** Downloads the chapter's notebook; `button` (the one clicked) says it was downloaded. */
+  async downloadNotebook(section = this.reveal.getCurrentSlide(), button = null) {
     try {
       const name = await downloadChapterNotebook(this.deck, section, deckBaseUrl);
-      this.deck.notify(TEXT.notebookSaved(name));
+      if (button) flashButton(button, TEXT.downloaded, true);
       return name;
     } catch (error) {
       this.deck.notify(error.message);
@@ -195,7 +205,8 @@ export function CellToolsPlugin() {
     runSlide: () => (tools ? tools.runSlide() : Promise.resolve([])),
     /** What «Ejecutar el capítulo» does; resolves with [{id, status}]. */
     runChapter: () => (tools ? tools.runChapter() : Promise.resolve([])),
-    /** What «Cuaderno del capítulo» does; resolves with the file name, or null if it failed. */
-    downloadNotebook: () => (tools ? tools.downloadNotebook() : Promise.resolve(null)),
+    /** What «Cuaderno del capítulo» does (`button`: the one clicked); resolves with the file name, or null. */
+    downloadNotebook: (button = null) =>
+      (tools ? tools.downloadNotebook(undefined, button) : Promise.resolve(null)),
   };
 }

@@ -127,7 +127,7 @@ class Exercise {
     } else {
       if (this.tools) {
         const notebook = makeButton("notebook", TEXT.notebook, TEXT.notebookTitle);
-        notebook.addEventListener("click", () => this.tools.downloadNotebook());
+        notebook.addEventListener("click", () => this.tools.downloadNotebook(notebook));
         actions.appendChild(notebook);
       }
       const code = this.solution.querySelector(".ejercicio-codigo code");

@@ -14,8 +14,6 @@ from deckbuild.pipeline import build
 from deckpage import DeckPage
 
 FIXTURE_SLIDES = Path(__file__).with_name("fixture_slides")
-# A small deck with an exercise, the challenge and cells to take home (two chapters' worth of files).
-FIXTURE_EXERCISES = Path(__file__).with_name("fixture_exercises")
 
 
 @pytest.fixture(scope="session")
@@ -60,31 +58,5 @@ def plain_live_deck(open_page, cells_plain_url):
     context, page = open_page(cells_plain_url + "?autorun=0")
     deck = DeckPage(page)
     deck.wait_until_ready()
-    yield deck
-    context.close()
-
-
-@pytest.fixture(scope="session")
-def exercises_dist(dist_dir, tmp_path_factory) -> Path:
-    """The exercises' fixture deck, built by deckbuild with the same JS, CSS and Pyodide as dist/."""
-    out = tmp_path_factory.mktemp("ejercicios") / "mazo"
-    build(FIXTURE_EXERCISES, out)
-    return out
-
-
-@pytest.fixture(scope="session")
-def exercises_url(exercises_dist, serve_folder):
-    return serve_folder(exercises_dist)
-
-
-@pytest.fixture(scope="module")
-def exercise_deck(open_page, exercises_url):
-    """The exercises' fixture deck with Python ready and clipboard access, shared by a module's tests."""
-    context, page = open_page(exercises_url + "?autorun=0")
-    context.grant_permissions(["clipboard-read", "clipboard-write"])
-    deck = DeckPage(page)
-    deck.wait_until_ready()
-    deck.wait_for_exercises()
-    deck.without_transitions()
     yield deck
     context.close()

@@ -277,9 +277,9 @@ class DeckPage:
         """Click «Ejecutar la diapositiva» in the status chip."""
         self.click_status_button("run-slide")
 
-    def run_chapter_in_page(self) -> list[dict]:
-        """What «Ejecutar el capítulo» does, from inside the page: [{id, status}] in order."""
-        return self.page.evaluate("() => Reveal.getPlugin('dpdeck-tools').runChapter()")
+    def run_chapter(self) -> None:
+        """Click «Ejecutar el capítulo» in the status chip."""
+        self.click_status_button("run-chapter")
 
     def toast_text(self) -> str | None:
         toast = self.page.locator(".deck-toast")

@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
+import nbformat  # noqa: E402
 
 from test_protocol import ESBUILD, ROOT  # noqa: E402
 
