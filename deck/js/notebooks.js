@@ -69,33 +69,56 @@ export function fillChallenge(source, answer) {
   return filled;
 }
 
+/** A cell's source as one string (nbformat allows a list of lines). */
+function sourceText(cell) {
+  return Array.isArray(cell.source) ? cell.source.join("") : cell.source;
+}
+
 /**
  * A copy of `notebook` with the student's work: sourceOf(cellId) → the code
  * now (or null), savedOf(cellId) → the saved last run (or null),
- * challengeAnswer → {seed, extension} (or null).
+ * answerOf(challengeId) → the challenge's answer {seed, extension} (or null).
+ * With `deckUrl` (the deck's address), the install note names the wheel by
+ * its full address, so that `pip install` works wherever the notebook is.
  */
-export function notebookWithEdits(notebook, { sourceOf, savedOf, challengeAnswer }) {
+export function notebookWithEdits(notebook, { sourceOf, savedOf, answerOf, deckUrl = null }) {
   const copy = JSON.parse(JSON.stringify(notebook));
   let edited = 0;
   for (const cell of copy.cells) {
     const marks = (cell.metadata && cell.metadata.dpdeck) || {};
+    if (marks.install && deckUrl) {
+      cell.source = sourceText(cell).replaceAll(`pip install ${marks.install}`,
+        `pip install ${new URL(marks.install, deckUrl).href}`);
+    }
     if (cell.cell_type !== "code") continue;
     if (marks.cell) {
       const source = sourceOf(marks.cell);
-      const original = Array.isArray(cell.source) ? cell.source.join("") : cell.source;
+      const original = sourceText(cell);
       if (source !== null && source !== undefined && source !== original) {
         cell.source = source;
         edited += 1;
       }
       const saved = savedOf(marks.cell);
       if (saved && saved.source === cell.source) cell.outputs = toNotebookOutputs(saved.outputs);
-    } else if (marks.challenge && challengeAnswer) {
-      cell.source = fillChallenge(Array.isArray(cell.source) ? cell.source.join("") : cell.source, challengeAnswer);
+    } else if (marks.challenge) {
+      const answer = answerOf(marks.challenge);
+      if (!answer) continue;
+      cell.source = fillChallenge(sourceText(cell), answer);
       edited += 1;
     }
   }
   copy.metadata.dpdeck = { ...(copy.metadata.dpdeck || {}), edited };
   return copy;
+}
+
+/** The challenge's answer as exercises.js saves it ({seed, extension} as JSON), or null. */
+function savedAnswer(store, id) {
+  try {
+    const answer = JSON.parse(store?.load(id) || "null");
+    return answer && typeof answer.extension === "object" ? answer : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -115,21 +138,14 @@ export async function downloadChapterNotebook(deck, section, baseUrl) {
   const response = await fetch(new URL(chapter.notebooks.guided, baseUrl));
   if (!response.ok) throw new Error(`No se pudo descargar ${chapter.notebooks.guided}: HTTP ${response.status}.`);
   const notebook = await response.json();
-  let answer = null;
-  for (const id of chapter.exercises) {
-    try {
-      answer = JSON.parse(deck.store?.load(id) || "null") || answer;
-    } catch {
-      /* not the challenge, or nothing saved */
-    }
-  }
   const withEdits = notebookWithEdits(notebook, {
     sourceOf: (id) => {
       const cell = deck.cell(id);
       return cell ? cell.source : null;
     },
     savedOf: (id) => deck.savedOutputs?.load(id) || null,
-    challengeAnswer: answer && answer.extension ? answer : null,
+    answerOf: (id) => savedAnswer(deck.store, id),
+    deckUrl: baseUrl,
   });
   const name = `${chapter.name}.ipynb`;
   downloadText(name, `${JSON.stringify(withEdits, null, 1)}\n`, NOTEBOOK_TYPE);

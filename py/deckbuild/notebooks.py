@@ -47,8 +47,12 @@ SETUP_NOTE = {
     "solution": "Ejercicios del capítulo resueltos: la solución de referencia, comprobada y explicada.",
 }
 HEADING_SUFFIX = {"guided": "", "student": ": ejercicios", "solution": ": soluciones"}
-INSTALL_NOTE = ("Necesita el paquete `dpdeck`: en la carpeta del proyecto, `pip install -e .`. "
-                "Ejecuta las celdas de arriba abajo (Mayús+Intro).")
+# Its own cell (id "instalar", metadata.dpdeck.install = the wheel's path in dist/): the page puts
+# the deck's address before that path in the notebook a student downloads.
+INSTALL_NOTE = ("*Para ejecutarlo: Python ≥ 3.11 con el paquete `dpdeck`, que el mazo trae como rueda "
+                "(`pip install {wheel}`), o `pip install -e .` en la carpeta del proyecto. "
+                "Después, las celdas de arriba abajo (Mayús+Intro).*")
+INSTALL_CELL = "instalar"
 # Containers whose content is the lecture's text; boxes become quotes, the rest is read through.
 BOXES = ("definicion", "idea", "aviso")
 READ_THROUGH = ("fragment", "columns", "column")
@@ -210,6 +214,13 @@ class NotebookWriter:
         self.cells.append(self.v4.new_markdown_cell("\n\n".join(self.pending), id=f"texto-{self.markdown_count}"))
         self.pending = []
 
+    def note(self, text: str, *, cell_id: str, metadata: dict) -> None:
+        """A Markdown cell of its own, with an id and metadata the page can find."""
+        self.flush()
+        cell = self.v4.new_markdown_cell(text, id=cell_id)
+        cell.metadata["dpdeck"] = metadata
+        self.cells.append(cell)
+
     def code(self, source: str, *, cell_id: str, metadata: dict | None = None) -> None:
         self.flush()
         cell = self.v4.new_code_cell(source, id=cell_id)
@@ -282,12 +293,15 @@ def add_exercise(writer: NotebookWriter, exercise: Exercise, *, solved: bool, wi
 # ------------------------------------------------------------------ notebooks
 
 
-def build_notebook(flavour: str, name: str, title: str, slides: list[Slide], texts: dict[Path, SlideText]):
+def build_notebook(flavour: str, name: str, title: str, slides: list[Slide], texts: dict[Path, SlideText], *,
+                   wheel: str):
     writer = NotebookWriter(flavour, name)
     # The guided notebook's first slide is often the chapter's title slide: then it gives the heading.
     opens_itself = flavour == "guided" and slides[0].attributes.get("class") in OPENING_CLASSES
-    heading = "" if opens_itself else f"# {title}{HEADING_SUFFIX[flavour]}\n\n"
-    writer.markdown(f"{heading}*{SETUP_NOTE[flavour]} {INSTALL_NOTE}*")
+    if not opens_itself:
+        writer.markdown(f"# {title}{HEADING_SUFFIX[flavour]}")
+    writer.markdown(f"*{SETUP_NOTE[flavour]}*")
+    writer.note(INSTALL_NOTE.format(wheel=wheel), cell_id=INSTALL_CELL, metadata={"install": wheel})
     writer.code(SETUP_SOURCE, cell_id="preparar")
     cells_by_line = {(cell.file, cell.line): cell for slide in slides for cell in slide.cells}
     for slide in slides:
@@ -310,8 +324,11 @@ def build_notebook(flavour: str, name: str, title: str, slides: list[Slide], tex
     return writer.notebook(title)
 
 
-def write_notebooks(deck: Deck, out: Path) -> Notebooks:
-    """Write every chapter's three notebooks and notebooks/index.json under out/; return where they are."""
+def write_notebooks(deck: Deck, out: Path, *, wheel: str) -> Notebooks:
+    """Write every chapter's three notebooks and notebooks/index.json under out/; return where they are.
+
+    ``wheel`` is the dpdeck wheel's path in out/, which each notebook tells how to install.
+    """
     import nbformat
 
     texts = {slide.file: SlideText(slide.file.read_text(encoding="utf-8").splitlines()) for slide in deck.slides}
@@ -322,7 +339,7 @@ def write_notebooks(deck: Deck, out: Path) -> Notebooks:
         folder = ensure_dir(out / FOLDER / name)
         paths = {}
         for flavour, file_name in FLAVOURS.items():
-            notebook = build_notebook(flavour, name, title, slides, texts)
+            notebook = build_notebook(flavour, name, title, slides, texts, wheel=wheel)
             try:
                 nbformat.validate(notebook)
             except nbformat.ValidationError as error:

@@ -66,6 +66,11 @@ def hash_for_wheel_record(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
+def dpdeck_wheel_path() -> str:
+    """Where the dpdeck wheel goes in dist/ (the page installs it; a notebook tells a student to)."""
+    return f"wheels/dpdeck-{read_project_version()}-py3-none-any.whl"
+
+
 def build_dpdeck_wheel(out: Path) -> Path:
     """The dpdeck package as a reproducible wheel, with the census inside."""
     version = read_project_version()
@@ -84,7 +89,7 @@ def build_dpdeck_wheel(out: Path) -> Path:
     record = "".join(f"{name},{hash_for_wheel_record(data)},{len(data)}\n" for name, data in members)
     record += f"{dist_info}/RECORD,,\n"
     members.append((f"{dist_info}/RECORD", record.encode()))
-    target = out / "wheels" / f"dpdeck-{version}-py3-none-any.whl"
+    target = out / dpdeck_wheel_path()
     ensure_dir(target.parent)
     with zipfile.ZipFile(target, "w") as archive:
         for name, data in members:

@@ -15,7 +15,8 @@ from pathlib import Path
 from .commands import step
 from .errors import BuildError
 from .files import ensure_dir
-from .package import build_dpdeck_wheel, bundle_sources, check_stylesheet_urls, copy_shipped_pins, write_manifest
+from .package import (build_dpdeck_wheel, bundle_sources, check_stylesheet_urls, copy_shipped_pins, dpdeck_wheel_path,
+                      write_manifest)
 from .notebooks import write_notebooks
 from .paths import CACHE, CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, ROOT, display_path
 from .pins import verify_npm_pins
@@ -54,7 +55,7 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             prerendered = prerender_cells(deck, staging, keep_going)
             print(f"  {len(deck.cells)} celdas ({prerendered.cache_hits} de la caché)", flush=True)
         with step("cuadernos de Jupyter"):
-            notebooks = write_notebooks(deck, staging)
+            notebooks = write_notebooks(deck, staging, wheel=dpdeck_wheel_path())
             print(f"  {len(notebooks.chapters)} capítulos × 3 cuadernos", flush=True)
         with step(f"Pyodide {PYODIDE_VERSION} y sus paquetes, compilados a bytecode"):
             shipped_pyodide = copy_pyodide(staging, compile_pyodide(gather_pyodide(pyodide_dist)))

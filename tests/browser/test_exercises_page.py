@@ -348,6 +348,10 @@ def test_the_chapters_notebook_has_the_students_edits_and_outputs(lecture, index
     chapter = next(chapter for chapter in index["chapters"] if chapter["name"] == "01-privacidad")
     assert [cell_id for cell_id in cells if cell_id in chapter["cells"]] == chapter["cells"]
     assert notebook["metadata"]["dpdeck"]["edited"] == 1
+    # Where to get dpdeck: this deck's wheel, by its full address.
+    install = cells["instalar"]
+    assert f"`pip install {lecture.page.url.split('?')[0]}{install['metadata']['dpdeck']['install']}`" \
+        in install["source"]
     cell.reset_in_page()
 
 

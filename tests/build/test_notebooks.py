@@ -1,26 +1,30 @@
 """The chapters' notebooks in dist/notebooks: valid, complete, and they run top to bottom under Jupyter.
 
 Each notebook is executed by nbclient with an ipykernel kernel of this
-environment (where `pip install -e .` put dpdeck), in a temporary folder, one
-timeout per notebook. Then: every deck cell of the chapter is in its guided
-notebook with the slide's code and draws the figures it declares; every
-solved exercise passes its check and every blank one does not (yet).
+environment, in a temporary folder, one timeout per notebook, with dpdeck
+taken from the wheel dist/ ships (what the notebook tells a student to
+install), not from the sources. Then: every deck cell of the chapter is in
+its guided notebook with the slide's code and draws the figures it declares;
+every solved exercise passes its check and every blank one does not (yet).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import time
+import zipfile
 from pathlib import Path
 
+import nbclient
+import nbformat
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-
-from deckbuild.notebooks import FLAVOURS, group_chapters  # noqa: E402
-from deckbuild.slides import read_deck  # noqa: E402
+from deckbuild.notebooks import FLAVOURS, group_chapters
+from deckbuild.slides import read_deck
 
 ROOT = Path(__file__).resolve().parents[2]
 SLIDES = ROOT / "deck" / "slides"
@@ -56,7 +60,11 @@ def test_one_chapter_per_file_with_an_exercise_and_three_notebooks_each(deck, in
             assert notebook.metadata["dpdeck"] == {"chapter": chapter["name"], "flavour": flavour,
                                                    "title": chapter["title"]}
             assert notebook.metadata["kernelspec"]["name"] == "python3"
-            assert notebook.cells[1].source == "%matplotlib inline"
+            install, setup = notebook.cells[1:3]
+            assert (install.id, setup.id, setup.source) == ("instalar", "preparar", "%matplotlib inline")
+            # How to get dpdeck: the wheel this deck ships, by its path in dist/.
+            wheel = install.metadata["dpdeck"]["install"]
+            assert f"`pip install {wheel}`" in install.source and (dist_dir / wheel).is_file()
             assert all(cell.get("outputs", []) == [] for cell in notebook.cells), "se publican sin salidas"
 
 
@@ -108,8 +116,8 @@ def test_the_worksheets_hold_only_the_exercises(index, dist_dir, deck):
 def test_building_twice_gives_the_same_notebooks(tmp_path, deck):
     from deckbuild.notebooks import write_notebooks
 
-    write_notebooks(deck, tmp_path / "a")
-    write_notebooks(deck, tmp_path / "b")
+    write_notebooks(deck, tmp_path / "a", wheel="wheels/dpdeck.whl")
+    write_notebooks(deck, tmp_path / "b", wheel="wheels/dpdeck.whl")
     first = {path.relative_to(tmp_path / "a"): path.read_bytes() for path in (tmp_path / "a").rglob("*") if path.is_file()}
     second = {path.relative_to(tmp_path / "b"): path.read_bytes() for path in (tmp_path / "b").rglob("*") if path.is_file()}
     assert first == second
@@ -122,9 +130,23 @@ def test_building_twice_gives_the_same_notebooks(tmp_path, deck):
 CONCURRENT_NOTEBOOKS = 3
 
 
+def environment_with_the_wheel(dist_dir: Path, folder: Path) -> dict:
+    """This process' environment with dist/'s dpdeck wheel, unpacked, first on the path (as pip would put it)."""
+    wheel = next((dist_dir / "wheels").glob("dpdeck-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(folder)
+    environment = {**os.environ, "PYTHONPATH": str(folder)}
+    found = subprocess.run([sys.executable, "-c", "import dpdeck; print(dpdeck.__file__)"], env=environment,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(found).is_relative_to(folder), found
+    return environment
+
+
 def executed_notebooks(dist_dir: Path, index: dict, folder: Path) -> dict:
     """Every notebook of dist/, run top to bottom by nbclient: {(chapter, flavour): (notebook, seconds)}."""
     import asyncio
+
+    environment = environment_with_the_wheel(dist_dir, folder / "rueda")
 
     async def run(key, relative, gate):
         notebook = read_notebook(dist_dir, relative)
@@ -134,7 +156,7 @@ def executed_notebooks(dist_dir: Path, index: dict, folder: Path) -> dict:
             started = time.perf_counter()
             client = nbclient.NotebookClient(notebook, timeout=SECONDS_PER_NOTEBOOK, kernel_name="python3",
                                              resources={"metadata": {"path": str(work)}})
-            await client.async_execute()
+            await client.async_execute(env=environment)
             return key, (notebook, time.perf_counter() - started)
 
     async def run_all():

@@ -15,11 +15,11 @@ import json
 import shutil
 import subprocess
 
+import nbformat
 import pytest
 
-import nbformat  # noqa: E402
-
-from test_protocol import ESBUILD, ROOT  # noqa: E402
+from deckbuild.notebooks import INSTALL_CELL, INSTALL_NOTE
+from test_protocol import ESBUILD, ROOT
 
 NOTEBOOKS_JS = ROOT / "deck" / "js" / "notebooks.js"
 SAVED_OUTPUTS_JS = ROOT / "deck" / "js" / "savedoutputs.js"
@@ -76,6 +76,8 @@ def shipped_notebook() -> dict:
 
     notebook = v4.new_notebook(cells=[
         v4.new_markdown_cell("# Capítulo", id="texto-1"),
+        v4.new_markdown_cell(INSTALL_NOTE.format(wheel=WHEEL), id=INSTALL_CELL,
+                             metadata={"dpdeck": {"install": WHEEL}}),
         v4.new_code_cell("print('uno')\nx = 1", id="uno", metadata={"dpdeck": {"cell": "uno"}}),
         v4.new_code_cell("print('dos')", id="dos", metadata={"dpdeck": {"cell": "dos"}}),
         v4.new_code_cell("print('tres')", id="tres", metadata={"dpdeck": {"cell": "tres"}}),
@@ -88,6 +90,8 @@ def shipped_notebook() -> dict:
     # As the build writes it: sources as lists of lines.
     return json.loads(nbformat.writes(notebook))
 
+
+WHEEL = "wheels/dpdeck-0.1.0-py3-none-any.whl"
 
 TRICKY = {
     "assumption": 'Con "comillas", \\ barras y \u2028 un separador',
@@ -116,7 +120,7 @@ def test_the_notebook_takes_the_editors_code_the_saved_outputs_and_the_challenge
       const sources = {uno: "print('mía')", dos: "print('después')", tres: "1 / 0"};
       return m.notebookWithEdits(notebook, {
         sourceOf: (id) => sources[id] ?? null, savedOf: (id) => saved[id] ?? null,
-        challengeAnswer: {seed: 5, extension: answer}});
+        answerOf: (id) => id === 'reto-laboratorio' ? {seed: 5, extension: answer} : null});
     """ % (json.dumps(shipped_notebook()), json.dumps(saved), json.dumps(TRICKY))
     notebook = nbformat.from_dict(run_module(NOTEBOOKS_JS, scenario))
     nbformat.validate(notebook)
@@ -136,10 +140,20 @@ def test_the_notebook_takes_the_editors_code_the_saved_outputs_and_the_challenge
 
 def test_an_untouched_notebook_stays_as_shipped():
     shipped = shipped_notebook()
-    scenario = "return m.notebookWithEdits(%s, {sourceOf: () => null, savedOf: () => null, challengeAnswer: null});" \
+    scenario = "return m.notebookWithEdits(%s, {sourceOf: () => null, savedOf: () => null, answerOf: () => null});" \
                % json.dumps(shipped)
     notebook = run_module(NOTEBOOKS_JS, scenario)
     assert notebook["cells"] == shipped["cells"]
+    assert notebook["metadata"]["dpdeck"]["edited"] == 0
+
+
+def test_the_install_note_names_the_wheel_at_the_decks_address():
+    scenario = ("return m.notebookWithEdits(%s, {sourceOf: () => null, savedOf: () => null, answerOf: () => null, "
+                "deckUrl: 'http://10.0.0.5:8000/clase/'});" % json.dumps(shipped_notebook()))
+    notebook = run_module(NOTEBOOKS_JS, scenario)
+    install = next(cell for cell in notebook["cells"] if cell["id"] == INSTALL_CELL)
+    assert f"`pip install http://10.0.0.5:8000/clase/{WHEEL}`" in install["source"]
+    assert f"`pip install {WHEEL}`" in "".join(shipped_notebook()["cells"][1]["source"])
     assert notebook["metadata"]["dpdeck"]["edited"] == 0
 
 
