@@ -285,6 +285,9 @@ CELL_OUTPUTS = [
     ("fedavg-no-iid", f"no IID  1.ª ronda 78,3{NBSP}%  peor ronda 75,7{NBSP}%"),
     ("fedavg-epocas", "rondas IID:    [10, 5, 2, 1]"),
     ("fedavg-epocas", "rondas no IID: [10, 14, 9, 9]"),
+    # The exercise's starter: the plain mean is not the centralized step.
+    ("ejercicio-fedavg", "FedAvg:       [0.039 0.305 1.722]"),
+    ("ejercicio-fedavg", "centralizado: [0.017 0.437 0.698]"),
     ("fuga-karen", "edad:      34\n"),
     ("fuga-karen", "educación: 13\n"),
     ("fuga-karen", "¿ingreso alto? True"),

@@ -66,3 +66,15 @@ def test_the_challenges_example_passes_with_seed_zero():
     challenge = next(exercise for exercise in DECK.exercises if exercise.is_challenge)
     verdict = check(challenge.check, {"student_extension": challenge.example, "semilla": 0})
     assert verdict.passed, verdict
+
+
+def test_the_fedavg_solution_prints_the_centralized_step():
+    # The slide's notes: with the weights n_k/n the two rows agree in the three decimals shown.
+    exercise = next(exercise for exercise in DECK.exercises if exercise.check == "promedio-fedavg")
+    printed = {}
+    for name, source in (("starter", exercise.cell.source), ("solution", exercise.solution_code)):
+        result = run_check(source, check=exercise.check, cell_id=exercise.id)
+        lines = "".join(output["text"] for output in result["outputs"] if output["type"] == "stream").splitlines()
+        printed[name] = [line.split(":", 1)[1].strip() for line in lines]
+    assert printed["solution"][0] == printed["solution"][1] == printed["starter"][1]
+    assert printed["starter"][0] != printed["starter"][1]
