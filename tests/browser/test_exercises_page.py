@@ -5,10 +5,10 @@ exercise's «Comprobar» (its starter fails, its solution passes), hints one at
 a time, the solution on request, the challenge checked and exported as the
 lab's JSON with `student_extension`; and what a student takes home: copy
 buttons on code and output, a cell as `.py`, «Ejecutar la diapositiva» and
-«Ejecutar el capítulo», the chapter's notebook with their edits. A second page
-checks that edits, their outputs and the challenge's answer survive a reload.
-Every test drives the page through deckpage.DeckPage and its views, and
-leaves the shared page as it found it (no edit kept).
+«Ejecutar el capítulo», the chapter's notebook with their edits; and, last,
+that edits, their outputs and the challenge's answer survive a reload. Every
+test drives the page through deckpage.DeckPage and its views, and leaves the
+shared page as it found it (no edit kept).
 """
 
 from __future__ import annotations
@@ -413,13 +413,11 @@ def test_a_full_browser_keeps_the_edit_and_says_the_output_was_not_saved(lecture
 
 
 # ------------------------------------------------------------- after a reload
+# Last in the module: it reloads the shared page (Python then boots again, and no test needs it).
 
 
-def test_edits_their_outputs_and_the_challenges_answer_survive_a_reload(new_deck, deck_url):
-    deck = new_deck(deck_url + "?autorun=0")
-    deck.wait_until_ready()
-    deck.wait_for_exercises()
-    deck.without_transitions()
+def test_edits_their_outputs_and_the_challenges_answer_survive_a_reload(lecture):
+    deck = lecture
     cell = deck.cell("densidades-laplace")
     cell.show()
     edited = cell.original.replace("epsilons = [0.25, 0.5, 1, 2]", 'epsilons = [0.25, 1]\nprint("mía")')
