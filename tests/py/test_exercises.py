@@ -460,6 +460,103 @@ def test_fedavg_rejects_the_typical_mistakes(function, says):
     assert says in failing_texts(verdict)
 
 
+def masks_right(deltas, *, rng):
+    clients, size = deltas.shape
+    sent = deltas.copy()
+    for i in range(clients):
+        for j in range(i + 1, clients):
+            mask = rng.uniform(-1000, 1000, size)
+            sent[i] += mask
+            sent[j] -= mask
+    return sent
+
+
+def masks_as_a_matrix(deltas, *, rng):
+    # All pairs at once: M[i, j] = m_ij above the diagonal, −m_ji below it.
+    clients, size = deltas.shape
+    masks = rng.uniform(-1000, 1000, (clients, clients, size))
+    pairs = np.triu(np.ones((clients, clients)), 1)[..., None] * masks
+    return deltas + pairs.sum(axis=1) - pairs.sum(axis=0)
+
+
+def masks_none(deltas, *, rng):
+    rng.uniform()
+    return deltas.copy()
+
+
+def masks_only_added(deltas, *, rng):
+    sent = deltas.copy()
+    for i in range(len(deltas)):
+        for j in range(i + 1, len(deltas)):
+            sent[i] += rng.uniform(-1000, 1000, deltas.shape[1])
+    return sent
+
+
+def masks_added_to_both(deltas, *, rng):
+    sent = deltas.copy()
+    for i in range(len(deltas)):
+        for j in range(i + 1, len(deltas)):
+            mask = rng.uniform(-1000, 1000, deltas.shape[1])
+            sent[i] += mask
+            sent[j] += mask
+    return sent
+
+
+def masks_one_for_all(deltas, *, rng):
+    return deltas + rng.uniform(-1000, 1000, deltas.shape[1])
+
+
+def masks_too_small(deltas, *, rng):
+    sent = deltas.copy()
+    for i in range(len(deltas)):
+        for j in range(i + 1, len(deltas)):
+            mask = rng.uniform(-0.01, 0.01, deltas.shape[1])
+            sent[i] += mask
+            sent[j] -= mask
+    return sent
+
+
+def masks_from_numpys_global_generator(deltas, *, rng):
+    return masks_right(deltas, rng=np.random.default_rng())
+
+
+def masks_one_pair_only(deltas, *, rng):
+    sent = deltas.copy()
+    mask = rng.uniform(-1000, 1000, deltas.shape[1])
+    sent[0] += mask
+    sent[1] -= mask
+    return sent
+
+
+def masks_one_row(deltas, *, rng):
+    return masks_right(deltas, rng=rng).sum(axis=0)
+
+
+MASKS_WRONG = [
+    (masks_none, "envía su actualización tal cual"),
+    (masks_only_added, "¿Falta restarla, o se la sumas a los dos?"),
+    (masks_added_to_both, "las máscaras no se cancelan"),
+    (masks_one_for_all, "Todos llevan la misma máscara"),
+    (masks_too_small, "tienen que ser mucho más grandes que los datos"),
+    (masks_from_numpys_global_generator, "no saca su azar del `rng`"),
+    (masks_one_pair_only, "el cliente 2 envía su actualización tal cual"),
+    (masks_one_row, "se espera un envío por cliente"),
+]
+
+
+@pytest.mark.parametrize("function", [masks_right, masks_as_a_matrix])
+def test_masks_accept_pairs_that_cancel(function):
+    verdict = check("mascaras-pares", {"enmascarar": function})
+    assert verdict.passed, verdict
+
+
+@pytest.mark.parametrize("function, says", MASKS_WRONG, ids=[f.__name__ for f, _ in MASKS_WRONG])
+def test_masks_reject_the_typical_mistakes(function, says):
+    verdict = check("mascaras-pares", {"enmascarar": function})
+    assert not verdict.passed
+    assert says in failing_texts(verdict)
+
+
 # ------------------------------------------------------------- el reto --
 
 GOOD_EXTENSION = {
@@ -597,7 +694,8 @@ def test_every_check_has_a_right_answer_here():
              "suma-recortada": {"suma_privada": clipped_sum_right},
              "sigma-gaussiano": {"delta_2": 4, "sigma_gaussiano": sigma_right},
              "recorte-por-persona": {"recortar": clip_right},
-             "promedio-fedavg": {"promediar": fedavg_right}}
+             "promedio-fedavg": {"promediar": fedavg_right},
+             "mascaras-pares": {"enmascarar": masks_right}}
     assert set(right) == set(CHECKS) - {"reto-laboratorio"}
     for name, defined in right.items():
         assert check(name, defined).passed, name
