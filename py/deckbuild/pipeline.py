@@ -17,6 +17,7 @@ from .files import ensure_dir
 from .package import build_dpdeck_wheel, bundle_sources, check_stylesheet_urls, copy_shipped_pins, write_manifest
 from .paths import CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, display_path
 from .pins import verify_npm_pins
+from .policy import check_inline_scripts
 from .prerender import prerender_cells
 from .pyodide import PYODIDE_VERSION, copy_pyodide, gather_pyodide
 from .render import render_page
@@ -59,6 +60,7 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
         with step("página y archivos copiados"):
             (staging / "index.html").write_text(render_page(deck, math, prerendered), encoding="utf-8")
             copy_shipped_pins(staging)
+            check_inline_scripts(staging)
             check_stylesheet_urls(staging)
             ensure_dir(staging / "data")
             shutil.copyfile(CENSUS, staging / "data" / "censo.csv")

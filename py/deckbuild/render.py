@@ -14,6 +14,7 @@ from dpdeck import protocol
 from .errors import BuildError
 from .markdown import CONTAINERS, make_markdown
 from .paths import TEMPLATE
+from .policy import CONTENT_SECURITY_POLICY
 from .prerender import CellOutcome, Prerendered
 from .slides import Cell, Deck, MathKey, Slide
 
@@ -96,10 +97,15 @@ def fill_template(title: str, sections: str) -> str:
     if not TEMPLATE.exists():
         raise BuildError("falta deck/template.html")
     template = TEMPLATE.read_text(encoding="utf-8")
-    for placeholder in ("{{ title }}", "{{ slides }}"):
+    values = {"{{ csp }}": html.escape(CONTENT_SECURITY_POLICY), "{{ title }}": html.escape(title),
+              "{{ slides }}": sections}
+    for placeholder in values:
         if placeholder not in template:
             raise BuildError(f"deck/template.html no tiene el marcador {placeholder}")
-    return template.replace("{{ title }}", html.escape(title)).replace("{{ slides }}", sections)
+    # The slides go in last: nothing in them is ever read as a placeholder.
+    for placeholder, value in values.items():
+        template = template.replace(placeholder, value)
+    return template
 
 
 def render_page(deck: Deck, math: dict[MathKey, str], prerendered: Prerendered) -> str:
