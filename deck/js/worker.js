@@ -8,8 +8,10 @@
 // download, then compile and start the interpreter, `downloading` false),
 // packages (numpy, matplotlib…), wheel (dpdeck), warmup (first imports), ready.
 //
-// Every file is fetched from the deck's own server: a request to any other
-// origin is refused before it leaves the browser.
+// It runs under the page's Content-Security-Policy (it starts from a blob:
+// URL: workerstart.js), so nothing it or a cell does can reach another
+// server; netguard.js adds the Spanish explanation, and cellscope.js undoes
+// what one cell leaves behind (timers, listeners, globals) before the next.
 
 import {
   BOOT_STAGE,
@@ -22,8 +24,28 @@ import {
   STREAM_EVENT_BURST,
   STREAM_EVENTS_PER_SECOND,
 } from "./protocol.js";
+import { CellScope, natives } from "./cellscope.js";
+import {
+  blockedOwnFiles,
+  describeLateRefusals,
+  describeViolations,
+  installNetworkGuard,
+  takeRefusals,
+  takeViolations,
+} from "./netguard.js";
+
+// This script's own URL (js/worker.js): a blob: worker is told it, since its
+// location is the blob's, which cannot resolve a relative URL.
+const WORKER_URL = typeof self.dpdeckWorkerUrl === "string" ? self.dpdeckWorkerUrl : self.location.href;
 
 const PROGRESS_INTERVAL_MS = 100;
+// A violation event is a task of its own: this long after a failure, the
+// ones it caused have been recorded.
+const VIOLATION_WAIT_MS = 20;
+// Turns of the event loop a run waits after its cell, for what the cell left
+// to run right after it (see tellBlockedConnections).
+const CALLBACK_TURNS = 3;
+
 const WARM_IMPORTS = ["numpy", "matplotlib", "matplotlib.pyplot", "dpdeck", "dpdeck.cellrun"];
 
 const state = {
@@ -43,14 +65,15 @@ const state = {
 // ---------------------------------------------------------------- messaging
 
 function post(message, transfer = []) {
-  self.postMessage(message, transfer);
+  natives.postMessage(message, transfer);
 }
 
 function emit(type, payload, transfer = []) {
   post({ type, payload }, transfer);
 }
 
-self.onmessage = async (event) => {
+// A listener no cell can replace (`js.self.onmessage = …` changes nothing here).
+natives.addEventListener("message", async (event) => {
   const { id, type, payload } = event.data || {};
   const handler = HANDLERS[type];
   if (!handler) {
@@ -63,14 +86,28 @@ self.onmessage = async (event) => {
   } catch (error) {
     post({ id, ok: false, error: describeError(error) });
   }
-};
+});
 
-// "fatal": Pyodide itself broke (it says "Pyodide has suffered a fatal error")
-// and the page must start a new worker.
+// "fatal": Pyodide itself broke and the page must start a new worker.
+// "policyBlocked": the page's policy blocked the deck's own files (see netguard.js).
 function describeError(error) {
   const message = error && error.message ? String(error.message) : String(error);
-  const fatal = /fatal error/i.test(message);
-  return { name: (error && error.name) || "Error", message, step: state.step, fatal };
+  return {
+    name: (error && error.name) || "Error",
+    message,
+    step: state.step,
+    fatal: isFatal(error, message),
+    policyBlocked: Boolean(error && error.policyBlocked),
+  };
+}
+
+// Pyodide marks the error that broke it (a WebAssembly trap such as «memory
+// access out of bounds» or «unreachable», a failed stack switch…), and every
+// later call says it «already fatally failed».
+function isFatal(error, message) {
+  if (error && error.pyodide_fatal_error) return true;
+  if (typeof WebAssembly !== "undefined" && error instanceof WebAssembly.RuntimeError) return true;
+  return /fatal error|fatally failed/i.test(message);
 }
 
 // ---------------------------------------------------------------- network guard
@@ -79,7 +116,7 @@ const nativeFetch = self.fetch.bind(self);
 
 function resolveUrl(input) {
   const raw = typeof input === "string" ? input : input instanceof URL ? input.href : input && input.url;
-  return new URL(raw, self.location.href);
+  return new URL(raw, new URL("../", WORKER_URL));
 }
 
 // Counts the bytes of every response as they arrive, for the progress bar,
@@ -133,9 +170,8 @@ function countingResponse(response, ended) {
   });
 }
 
-self.fetch = async function guardedFetch(input, init) {
+self.fetch = async function countedFetch(input, init) {
   const url = resolveUrl(input);
-  if (url.origin !== self.location.origin) throw new TypeError(blockedMessage(url));
   // Counted from the request on: a response that has not started is still a download.
   const ended = startDownload();
   let response;
@@ -160,24 +196,15 @@ function failBoot(message) {
 }
 
 function displayPath(url) {
-  const base = new URL("../", self.location.href).pathname;
+  const base = new URL("../", WORKER_URL).pathname;
   return url.pathname.startsWith(base) ? url.pathname.slice(base.length) : url.href;
 }
 
-// Python's synchronous downloads (pyodide.http.open_url) use XMLHttpRequest.
-const nativeOpen = XMLHttpRequest.prototype.open;
-XMLHttpRequest.prototype.open = function guardedOpen(method, url, ...rest) {
-  const target = resolveUrl(String(url));
-  if (target.origin !== self.location.origin) throw new TypeError(blockedMessage(target));
-  return nativeOpen.call(this, method, url, ...rest);
-};
-
-function blockedMessage(url) {
-  return (
-    `Bloqueado: ${url.href} no pertenece a este servidor. ` +
-    "Las diapositivas funcionan sin conexión y solo cargan archivos de su propia carpeta."
-  );
-}
+// Every other way out (XMLHttpRequest, importScripts, WebSocket…) and the
+// origin check in front of fetch: netguard.js. Installed after the counting
+// fetch above, so a refused request is never counted as a download.
+installNetworkGuard(self, WORKER_URL);
+const cellScope = new CellScope(self);
 
 // At most one progress event per PROGRESS_INTERVAL_MS, and always one for the
 // last bytes of a burst (they used to wait for the next download, so the bar
@@ -255,10 +282,25 @@ async function step(name, action) {
   return Math.round(performance.now() - started);
 }
 
-async function boot({ base, interruptBuffer }) {
+// The page asks for a lock only this worker holds: the browser releases it
+// when the worker ends, for whatever reason (a crash, running out of memory),
+// and the page, waiting for it, learns at once that Python is gone (python.js).
+// Web Locks exist only in secure contexts (https, localhost).
+function holdLifeLock(name) {
+  if (!name || !self.navigator.locks) return Promise.resolve(false);
+  return new Promise((held) => {
+    self.navigator.locks.request(name, () => {
+      held(true);
+      return new Promise(() => {});
+    }).catch(() => held(false));
+  });
+}
+
+async function boot({ base, interruptBuffer, lifeLock }) {
   // The page starts a new worker for each boot.
   if (state.pyodide) throw new Error("Python ya está arrancado en este worker.");
-  const baseUrl = new URL(base || "../", self.location.href);
+  await holdLifeLock(lifeLock);
+  const baseUrl = new URL(base || "../", WORKER_URL);
   const timings = {};
   const bootStarted = performance.now();
   let runtime;
@@ -323,6 +365,8 @@ async function boot({ base, interruptBuffer }) {
     timings.imports.firstCell = Math.round(performance.now() - started);
   });
   state.step = BOOT_STAGE.READY;
+  takeViolations();
+  cellScope.install();
   state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);
   emitProgress();
   timings.total = Math.round(performance.now() - bootStarted);
@@ -389,6 +433,7 @@ async function run({ runId, cellId, source }) {
   };
   const started = performance.now();
   let proxy;
+  cellScope.begin();
   try {
     proxy = state.runCell.callKwargs(source, {
       cell_id: cellId || "celda",
@@ -404,11 +449,38 @@ async function run({ runId, cellId, source }) {
     throw error;
   } finally {
     batcher.flush();
+    cellScope.end();
+    // Refusals so far were raised inside the cell: its own output shows them.
+    takeRefusals();
   }
   const result = proxy.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
   proxy.destroy();
   result.elapsedMs = Math.round(performance.now() - started);
+  await tellBlockedConnections(result);
   return { result, transfer: figureBuffers(result.outputs) };
+}
+
+// Attempts that no error of the cell can show, said after its outputs instead
+// of nothing: a refusal in a promise the cell left (it runs right after the
+// cell), and a connection the page's policy blocked (a channel netguard.js
+// does not know).
+async function tellBlockedConnections(result) {
+  // The cell's promises (Pyodide runs a Python callback of `then` a turn or
+  // two of the event loop later: about 2 ms), and the events of its blocked
+  // attempts, run first.
+  for (let turn = 0; turn < CALLBACK_TURNS; turn += 1) await new Promise((done) => natives.setTimeout(done, 0));
+  let recorded = takeViolations();
+  if (recorded.length) {
+    await afterViolations();
+    recorded = recorded.concat(takeViolations());
+  }
+  const sentences = [result.notice, describeLateRefusals(takeRefusals()), describeViolations(recorded)];
+  const notice = sentences.filter(Boolean).join(" ");
+  if (notice) result.notice = notice;
+}
+
+function afterViolations() {
+  return new Promise((done) => natives.setTimeout(done, VIOLATION_WAIT_MS));
 }
 
 const HANDLERS = {
@@ -416,8 +488,16 @@ const HANDLERS = {
     new Promise((resolve, reject) => {
       rejectBoot = reject;
       boot(payload).then(resolve, reject);
-    }).finally(() => {
-      rejectBoot = null;
-    }),
+    })
+      .catch(async (error) => {
+        // A policy that blocks the deck's own files (a browser that applies
+        // it differently): the page then starts the worker from its own URL.
+        await afterViolations();
+        if (error && typeof error === "object" && blockedOwnFiles(takeViolations())) error.policyBlocked = true;
+        throw error;
+      })
+      .finally(() => {
+        rejectBoot = null;
+      }),
   [REQUEST.RUN]: async (payload) => run(payload),
 };
