@@ -45,7 +45,7 @@ function globalChain(scope) {
 
 function sameDescriptor(a, b) {
   return (
-    a.value === b.value &&
+    Object.is(a.value, b.value) &&
     a.get === b.get &&
     a.set === b.set &&
     a.writable === b.writable &&

@@ -69,34 +69,51 @@ def test_a_fatal_error_restarts_python_and_says_so(new_deck, cells_url, source, 
 
 
 # The worker's own script, with a door a cell cannot reach: the test's own
-# copy of `close`, taken before the deck's guards run, used when a cell's
-# source asks for it. It stands for a worker that ends without a word (the
-# browser ran out of memory for it, say).
+# copies of `close` and `postMessage`, taken before the deck's guards run. It
+# stands for a worker that ends without a word (the browser ran out of memory
+# for it, say): «# FIN YA» ends it instead of running the cell; «# FIN
+# DESPUÉS» lets the cell run and ends the worker right after its reply.
 SILENT_END = """
 const dpdeckTestClose = self.close.bind(self);
+const dpdeckTestPost = self.postMessage.bind(self);
+let dpdeckTestEndAfter = null;
+self.postMessage = function postMessage(message, transfer) {
+  dpdeckTestPost(message, transfer);
+  if (dpdeckTestEndAfter !== null && message && message.id === dpdeckTestEndAfter) dpdeckTestClose();
+};
 self.addEventListener("message", (event) => {
   const data = event.data || {};
-  if (data.type === "run" && String(data.payload && data.payload.source).includes("# FIN SILENCIOSO")) {
+  const source = String(data.payload && data.payload.source);
+  if (data.type !== "run") return;
+  if (source.includes("# FIN YA")) {
+    event.stopImmediatePropagation();
     dpdeckTestClose();
+  } else if (source.includes("# FIN DESPUÉS")) {
+    dpdeckTestEndAfter = data.id;
   }
 });
 """
 
 
-def test_a_worker_that_ends_silently_is_noticed_and_restarted(new_deck, cells_url):
+def deck_with_a_door(new_deck, cells_url) -> DeckPage:
     deck = new_deck()
 
     def with_silent_end(route):
         response = route.fetch()
         route.fulfill(response=response, body=SILENT_END + response.text())
 
-    deck.page.route("**/js/worker.js", with_silent_end)
+    deck.page.context.route("**/js/worker.js", with_silent_end)
     deck.goto(cells_url + "?autorun=0")
     deck.wait_until_ready()
+    return deck
+
+
+def test_a_worker_that_ends_during_a_cell_is_noticed_and_restarted(new_deck, cells_url):
+    deck = deck_with_a_door(new_deck, cells_url)
     cell = deck.cell("pruebas")
     cell.show()
     started = time.monotonic()
-    result = cell.run_in_page("# FIN SILENCIOSO\nwhile True:\n    pass")
+    result = cell.run_in_page("# FIN YA\nprint('no llega')")
     noticed_s = time.monotonic() - started
     assert result["status"] == "error", result
     assert result["restarted"] is True
@@ -109,21 +126,14 @@ def test_a_worker_that_ends_silently_is_noticed_and_restarted(new_deck, cells_ur
 
 
 def test_a_worker_that_ends_while_idle_restarts_with_a_message(new_deck, cells_url):
-    deck = new_deck()
-
-    def with_silent_end(route):
-        response = route.fetch()
-        route.fulfill(response=response, body=SILENT_END + response.text())
-
-    deck.page.route("**/js/worker.js", with_silent_end)
-    deck.goto(cells_url + "?autorun=0")
-    deck.wait_until_ready()
+    deck = deck_with_a_door(new_deck, cells_url)
     cell = deck.cell("pruebas")
     cell.show()
-    # The cell ends at once; the worker closes right after (the door fires on
-    # the request, before the cell runs, so this run is the one that notices).
-    result = cell.run_in_page("# FIN SILENCIOSO\n1")
-    assert result["restarted"] is True and result["status"] == "error"
+    result = cell.run_in_page("# FIN DESPUÉS\nprint('llega')")
+    assert result["status"] == "done" and not result["restarted"]
+    toast = deck.page.locator(".deck-toast")
+    toast.wait_for(state="visible")
+    assert "terminó sin avisar" in toast.inner_text()
     deck.wait_for_python("ready")
     assert deck.stats["restarts"] == 1
     assert_deck_usable(deck)
@@ -199,16 +209,29 @@ def test_a_refusal_after_the_cell_is_told_after_its_outputs(live_deck):
 
 # ------------------------------------------------- a full localStorage
 
+# Fills this origin's localStorage to the last character: big items first, then
+# ever smaller ones, until not even one character fits (a cell's edit, whose key
+# alone is longer, then cannot be saved).
 FILL_STORAGE = """
 () => {
-  const chunk = 'x'.repeat(256 * 1024);
-  let i = 0;
-  try {
-    for (; i < 1000; i++) localStorage.setItem('relleno-' + i, chunk);
-  } catch (error) {
-    return {full: true, name: error.name, items: i};
+  let size = 256 * 1024, items = 0, name = '';
+  while (size >= 1) {
+    try {
+      localStorage.setItem('relleno-' + items, 'x'.repeat(size));
+      items += 1;
+    } catch (error) {
+      name = error.name;
+      size = Math.floor(size / 2);
+    }
   }
-  return {full: false, items: i};
+  let full = false;
+  try {
+    localStorage.setItem('relleno-prueba', 'x');
+    localStorage.removeItem('relleno-prueba');
+  } catch (error) {
+    full = true;
+  }
+  return {full, name, items};
 }
 """
 
