@@ -1,5 +1,5 @@
 // The live deck, as a reveal.js plugin: turns every `.cell` into a live cell,
-// boots Python in a worker once the first slide is on screen, and shows
+// takes over Python's worker (started by the page's first script), and shows
 // Python's state (the status chip and <html data-python>).
 //
 // Page hooks it owns: <html data-python="off|loading|ready|error"> and
@@ -12,17 +12,10 @@ import defaults from "./config.js";
 import { EditStore } from "./storage.js";
 import { PYTHON_STATE, PythonRuntime, RUNTIME_EVENT } from "./python.js";
 import { FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
+import { WORKER_URL } from "./earlyworker.js";
 import { autorunEnabled, deckBaseUrl, deckPath, isFilePage, isPrintPdf, isReceiver, pythonAllowed } from "./page.js";
 
-// Resolved while the page's classic script runs: the worker sits next to it,
-// so the deck works under any sub-path.
-const WORKER_URL = new URL("worker.js", document.currentScript ? document.currentScript.src : `${deckBaseUrl}js/`).href;
-
 const RECEIVER_MESSAGE = "Esta vista solo refleja las diapositivas; ejecuta las celdas en la ventana principal.";
-
-function afterFirstPaint(callback) {
-  requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(callback, 0)));
-}
 
 function whenIdle(callback) {
   if ("requestIdleCallback" in window) window.requestIdleCallback(callback, { timeout: 200 });
@@ -60,7 +53,11 @@ class LiveDeck {
       this.status.show(PYTHON_STATE.OFF, isFilePage ? { summary: FILE_PAGE_SUMMARY, detail: FILE_PAGE_MESSAGE } : {});
       this.status.setRestoreEnabled(false);
     }
-    if (this.runtime) this.watchRuntime();
+    if (this.runtime) {
+      this.watchRuntime();
+      // Python has been booting since the page's first script started its worker.
+      this.runtime.start();
+    }
     document.addEventListener("cell-edited", () => this.updateRestoreButton());
     document.addEventListener("cell-unsaved", (event) => this.tellUnsaved(event.detail.cellId));
     // Edits are saved a moment after typing stops; leaving the page saves them at once.
@@ -90,7 +87,7 @@ class LiveDeck {
     });
   }
 
-  /** Once reveal is ready: the cells on screen first, the rest when the page is idle; then Python. */
+  /** Once reveal is ready: the cells on screen first, the rest when the page is idle. */
   start(reveal) {
     this.reveal = reveal;
     const all = Array.from(document.querySelectorAll(".cell[data-cell-id]"));
@@ -100,7 +97,6 @@ class LiveDeck {
     first.forEach((element) => this.enhance(element));
     this.enhanceLater(rest);
     reveal.on("slidechanged", (event) => this.cellsIn(event.currentSlide).forEach((cell) => cell.refresh()));
-    if (this.runtime) afterFirstPaint(() => this.runtime.start());
   }
 
   enhance(element) {

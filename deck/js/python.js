@@ -14,6 +14,7 @@
 // Web Lock it holds while alive. Each says so in Spanish on the cell that was
 // running, or in a short message when none was.
 
+import { takeEarlyWorker } from "./earlyworker.js";
 import { EVENT, REQUEST, RUN_STATUS } from "./protocol.js";
 import { startPolicedWorker } from "./workerstart.js";
 
@@ -95,7 +96,9 @@ export class PythonRuntime extends EventTarget {
     this.setState(PYTHON_STATE.LOADING);
     let worker;
     try {
-      worker = startPolicedWorker(this.workerUrl, { plain: this.plainWorker });
+      // The first boot takes the worker the page's first script started (already
+      // booting, under the page's policy: earlyworker.js).
+      worker = takeEarlyWorker() || startPolicedWorker(this.workerUrl, { plain: this.plainWorker });
     } catch (error) {
       this.fail({ step: WORKER_STEP, message: error.message || String(error) });
       return;

@@ -1,18 +1,24 @@
 """What the deck may load: its Content-Security-Policy, and the check that keeps slides inside it.
 
 The deck loads everything from its own folder and contacts no other server.
-The browser enforces that with one policy, written here once:
+The browser enforces that with one policy, composed here and nowhere else
+(`compose_policy`, from the table `POLICY_DIRECTIVES`):
 
 * the page carries it in `<meta http-equiv="Content-Security-Policy">`
   (render fills deck/template.html's `{{ csp }}`), so it holds on any static
   host, with no special headers;
+* the page's own inline script (its first-paint script, which starts Python's
+  worker before the slides are parsed) is allowed by its hash, never by
+  `'unsafe-inline'`: the build hashes exactly the text it inlines;
 * the Python worker starts from a `blob:` URL (deck/js/workerstart.js): a
   worker from a local-scheme URL takes a copy of its creator's policy
   container (HTML, «run a worker»; CSP3 §4.2), so every request a cell makes
   goes through `connect-src`/`script-src` below, whatever JavaScript it reaches;
 * the speaker view, an about:blank window the page opens and fills, inherits it
-  too: its one inline script is allowed by hash, not by `'unsafe-inline'`;
-* `build.py serve` sends the same policy as a header (deckbuild.server).
+  too: its one inline script is allowed by hash as well;
+* `build.py serve` sends the same policy as a header (deckbuild.server):
+  `policy_for_page` composes it with the hashes of the inline scripts of the
+  page it serves, which the build checked are only its own.
 
 Slides may hold raw HTML, but `find_remote_loads` (called by the slide reader)
 refuses any that would load something from another origin, with file and line,
@@ -25,6 +31,7 @@ import base64
 import hashlib
 import html.parser
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
@@ -32,15 +39,16 @@ from .errors import BuildError
 
 # SHA-256 of the inline <script> that reveal.js's notes plugin (5.2.1, pinned in
 # pins.py) writes into the speaker view. The build recomputes it from the
-# shipped plugin (`check_inline_scripts`) and stops if reveal.js changed it.
+# shipped plugin (`check_speaker_view_scripts`) and stops if reveal.js changed it.
 SPEAKER_VIEW_SCRIPT_HASHES = ("sha256-wfrJpa7dmlxqHmakgJIolYIQ+LOJmVS3HKfvdaO3GDE=",)
 
 # One source list per directive; anything not named falls back to default-src.
+# script-src also gets the hash of each of the page's inline scripts (compose_policy).
 POLICY_DIRECTIVES = (
     ("default-src", ("'self'",)),
     # 'wasm-unsafe-eval' compiles Pyodide's WebAssembly; JavaScript's eval stays off.
     ("script-src", ("'self'", "'wasm-unsafe-eval'", *(f"'{digest}'" for digest in SPEAKER_VIEW_SCRIPT_HASHES))),
-    # KaTeX positions its glyphs with style attributes.
+    # KaTeX positions its glyphs with style attributes; the page's CSS is inline.
     ("style-src", ("'self'", "'unsafe-inline'")),
     # Live figures are blob: URLs of their PNG bytes.
     ("img-src", ("'self'", "blob:", "data:")),
@@ -55,7 +63,12 @@ POLICY_DIRECTIVES = (
     ("form-action", ("'none'",)),
 )
 
-CONTENT_SECURITY_POLICY = "; ".join(f"{name} {' '.join(sources)}" for name, sources in POLICY_DIRECTIVES)
+
+def compose_policy(*, inline_scripts: Iterable[str] = ()) -> str:
+    """The deck's Content-Security-Policy, with each of `inline_scripts` (the page's own) allowed by hash."""
+    extra = {"script-src": tuple(f"'{hash_script(script)}'" for script in inline_scripts)}
+    return "; ".join(f"{name} {' '.join((*sources, *extra.get(name, ())))}" for name, sources in POLICY_DIRECTIVES)
+
 
 NOTES_PLUGIN = "vendor/reveal/plugin/notes/notes.js"
 
@@ -112,8 +125,8 @@ def extract_speaker_view_scripts(notes_js: str) -> list[str]:
     return re.findall(r"<script>(.*?)</script>", page, flags=re.S | re.I)
 
 
-def check_inline_scripts(out: Path) -> None:
-    """Every inline script the deck runs is allowed by hash in the policy (today: the speaker view's)."""
+def check_speaker_view_scripts(out: Path) -> None:
+    """The speaker view's inline scripts are the ones the policy allows by hash (SPEAKER_VIEW_SCRIPT_HASHES)."""
     plugin = out / NOTES_PLUGIN
     try:
         scripts = extract_speaker_view_scripts(plugin.read_text(encoding="utf-8"))
@@ -124,6 +137,53 @@ def check_inline_scripts(out: Path) -> None:
         raise BuildError(f"{NOTES_PLUGIN}: la vista del presentador trae otros guiones en línea; la política "
                          f"de la página no los dejaría ejecutarse. Pon en SPEAKER_VIEW_SCRIPT_HASHES "
                          f"(py/deckbuild/policy.py): {found}")
+
+
+class InlineScriptFinder(html.parser.HTMLParser):
+    """The text of every <script> without src in a page, in order."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=False)
+        self.scripts: list[str] = []
+        self.current: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "script" and not any(name == "src" for name, _ in attrs):
+            self.current = []
+
+    def handle_data(self, data):
+        if self.current is not None:
+            self.current.append(data)
+
+    def handle_endtag(self, tag):
+        if tag == "script" and self.current is not None:
+            self.scripts.append("".join(self.current))
+            self.current = None
+
+
+def find_inline_scripts(page: str) -> list[str]:
+    """The inline scripts of a page (the text between <script> and </script>, as the browser hashes it)."""
+    finder = InlineScriptFinder()
+    finder.feed(page)
+    finder.close()
+    return finder.scripts
+
+
+def policy_for_page(page: str) -> str:
+    """The policy for a built page: the deck's, with the page's own inline scripts allowed by hash.
+
+    The build checks (`check_page_scripts`) that a page holds no inline script
+    but the ones it wrote, so this is the policy in the page's own <meta>.
+    """
+    return compose_policy(inline_scripts=find_inline_scripts(page))
+
+
+def check_page_scripts(page: str, written: list[str]) -> None:
+    """The page's inline scripts are exactly the ones the build wrote (`written`), in order."""
+    found = find_inline_scripts(page)
+    if found != written:
+        raise BuildError(f"deck/template.html: la página tiene {len(found)} guiones en línea y la construcción "
+                         f"escribió {len(written)}; la política solo admite por su huella los que escribe ella")
 
 
 # --------------------------------------------------------------------------- slides' raw HTML

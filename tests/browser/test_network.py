@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from deckbuild.policy import CONTENT_SECURITY_POLICY
+from deckbuild.policy import compose_policy, policy_for_page
 from deckpage import DeckPage
 
 # A channel, and the cell that tries it. {url}: http://127.0.0.1:PORT/<channel>,
@@ -211,22 +211,27 @@ def test_no_channel_reaches_another_server(open_page, cells_url, logging_server)
         context.close()
 
 
-def test_the_worker_runs_under_the_pages_policy(live_deck):
+def test_the_worker_runs_under_the_pages_policy(live_deck, cells_dist):
     assert live_deck.python["inheritsPolicy"] is True
-    assert live_deck.page.evaluate("() => document.querySelector('meta[http-equiv=Content-Security-Policy]').content") \
-        == CONTENT_SECURITY_POLICY
+    meta = live_deck.page.evaluate("() => document.querySelector('meta[http-equiv=Content-Security-Policy]').content")
+    page = (cells_dist / "index.html").read_text(encoding="utf-8")
+    assert meta == policy_for_page(page)
+    # The page's one inline script (its first paint, which starts this worker) is allowed by hash alone.
+    assert meta != compose_policy() and "'unsafe-inline'" not in meta.split("script-src")[1].split(";")[0]
 
 
 def test_a_policy_that_blocks_the_decks_own_files_falls_back_to_a_plain_worker(new_deck, cells_url):
     """A browser that applied the policy differently in the worker must not leave the class without Python."""
     deck = new_deck()
-    strict = CONTENT_SECURITY_POLICY.replace("connect-src 'self'", "connect-src 'none'")
 
     def with_strict_policy(route):
         response = route.fetch()
         page = response.text()
-        assert html.escape(CONTENT_SECURITY_POLICY) in page
-        route.fulfill(response=response, body=page.replace(html.escape(CONTENT_SECURITY_POLICY), html.escape(strict)))
+        policy = html.escape(policy_for_page(page))
+        assert policy in page
+        strict = policy.replace("connect-src &#x27;self&#x27;", "connect-src &#x27;none&#x27;")
+        assert strict != policy
+        route.fulfill(response=response, body=page.replace(policy, strict))
 
     deck.page.route(cells_url + "?autorun=0", with_strict_policy)
     deck.goto(cells_url + "?autorun=0")

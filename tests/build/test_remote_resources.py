@@ -14,7 +14,9 @@ import pytest
 
 from deck_fixtures import run_build, write_deck
 from deckbuild.errors import SourceError
-from deckbuild.policy import CONTENT_SECURITY_POLICY, describe_remote, find_remote_loads
+from deckbuild.errors import BuildError
+from deckbuild.policy import (check_page_scripts, compose_policy, describe_remote, find_inline_scripts,
+                              find_remote_loads, hash_script, policy_for_page)
 from deckbuild.slides import read_deck
 
 # name → (slide source, line of the problem, what the message names)
@@ -120,7 +122,8 @@ def test_every_problem_of_a_fragment_is_found_with_its_line():
 
 
 def test_the_policy_allows_only_the_decks_own_origin():
-    directives = dict(part.strip().split(" ", 1) for part in CONTENT_SECURITY_POLICY.split(";"))
+    policy = compose_policy(inline_scripts=["console.log(1)"])
+    directives = dict(part.strip().split(" ", 1) for part in policy.split(";"))
     assert directives["default-src"] == "'self'"
     assert directives["connect-src"] == "'self'"
     script = directives["script-src"].split()
@@ -131,4 +134,29 @@ def test_the_policy_allows_only_the_decks_own_origin():
     assert directives["object-src"] == "'none'"
     # Nothing that would send a report (or anything else) to another server.
     assert "report-uri" not in directives and "report-to" not in directives
-    assert "http" not in CONTENT_SECURITY_POLICY and "*" not in CONTENT_SECURITY_POLICY
+    assert "http" not in policy and "*" not in policy
+
+
+def test_an_inline_script_is_allowed_by_the_hash_of_its_exact_text():
+    # base64 of the SHA-256 of the script's UTF-8 text (CSP3 §8.3), computed apart with
+    # «echo -n 'doSomething();' | openssl sha256 -binary | openssl base64».
+    assert hash_script("doSomething();") == "sha256-RFWPLDbv2BY+rCkDzsE+0fr8ylGr2R2faWMhq4lfEQc="
+    script = "console.log('primero')"
+    policy = compose_policy(inline_scripts=[script])
+    assert f"'{hash_script(script)}'" in policy
+    assert hash_script(script + " ") not in policy
+    assert compose_policy() != policy
+
+
+def test_a_pages_inline_scripts_are_found_as_the_browser_hashes_them():
+    page = ('<head><script>uno()</script><script src="js/main.js"></script>'
+            '<script src=js/b.js defer></script><script>\n dos("</p>")\n</script></head><p><script>x</script>')
+    assert find_inline_scripts(page) == ["uno()", '\n dos("</p>")\n', "x"]
+    assert policy_for_page(page) == compose_policy(inline_scripts=["uno()", '\n dos("</p>")\n', "x"])
+    assert policy_for_page("<p>sin guiones</p>") == compose_policy()
+
+
+def test_the_build_refuses_a_page_with_inline_scripts_it_did_not_write():
+    check_page_scripts("<script>uno()</script><script src=a.js></script>", ["uno()"])
+    with pytest.raises(BuildError, match="2 guiones en línea"):
+        check_page_scripts("<script>uno()</script><p><script>otro()</script>", ["uno()"])
