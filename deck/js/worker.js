@@ -340,6 +340,22 @@ def install_lazy_packages(packages, site_packages):
     sys.meta_path.insert(0, LazyPackages(packages, site_packages))
 `;
 
+// Run once before "ready", caught: the first JavaScript errors raised in this
+// interpreter. In Chromium the first one to reach Python through a call or
+// a \`new\` can arrive as «SystemError: error return without exception set»
+// instead of its own message; after one of each, they arrive as they are. A
+// cell's first refused request must say what happened, not that.
+const FIRST_JS_ERRORS_CELL = `
+import js
+
+for attempt in (lambda: js.JSON.parse("{"), lambda: js.decodeURIComponent("%"), lambda: js.URL.new("::")):
+    for _ in range(3):
+        try:
+            attempt()
+        except Exception:
+            pass
+`;
+
 // Run once before "ready": the first figure a lecturer asks for then costs no
 // more than the next ones (matplotlib's drawing, FreeType, mathtext's parser
 // and the PNG writer all do their one-time work here).
@@ -453,6 +469,7 @@ async function boot(base) {
     const runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
     const started = performance.now();
     runCell.callKwargs(WARMUP_CELL, { cell_id: "arranque" }).destroy();
+    runCell.callKwargs(FIRST_JS_ERRORS_CELL, { cell_id: "arranque" }).destroy();
     timings.imports.firstFigure = Math.round(performance.now() - started);
     state.runCell = runCell;
   });

@@ -680,10 +680,18 @@ def _cell_frames(error: BaseException, filename: str):
     """Marcos de la traza que pertenecen a la celda, y el último marco en total."""
     summary = traceback.extract_tb(error.__traceback__)
     cell_frames = [frame for frame in summary if frame.filename == filename]
-    # This module's own frames (exec, the input() stand-in) mean nothing to a student.
-    foreign = [frame for frame in summary if frame.filename != __file__]
+    # This module's own frames (exec, the input() stand-in) mean nothing to a
+    # student, nor do the JavaScript frames Pyodide adds to a JsException (the
+    # deck's minified worker.js, the browser's «<anonymous>»).
+    foreign = [frame for frame in summary if frame.filename != __file__ and not _is_javascript_frame(frame)]
     last_frame = foreign[-1] if foreign else None
     return cell_frames, last_frame
+
+
+def _is_javascript_frame(frame: traceback.FrameSummary) -> bool:
+    """Un marco de JavaScript que Pyodide añade a la traza (archivo .js, una URL o «<anonymous>»)."""
+    name = frame.filename
+    return name.endswith((".js", ".mjs")) or "://" in name or name == "<anonymous>"
 
 
 def _format_exception(error: BaseException, filename: str, lines: list[str],

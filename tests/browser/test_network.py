@@ -270,11 +270,18 @@ def test_a_plain_server_under_a_sub_path_keeps_the_policy(server, request, open_
         deck.wait_until_ready()
         assert deck.isolated is False
         assert deck.python["inheritsPolicy"] is True
-        results = try_channels(deck, logging_server, ["fetch", "import-scripts", "websocket", "nested-worker",
+        # A fresh Python: the first JavaScript error of its life (a `new` among them) says what happened.
+        results = try_channels(deck, logging_server, ["websocket", "fetch", "import-scripts", "nested-worker",
                                                       "socket"])
         time.sleep(1.0)
         report(results)
         assert logging_server.snapshot() == []
+        for channel in ("websocket", "fetch", "import-scripts", "nested-worker"):
+            text = results[channel]["text"]
+            assert results[channel]["status"] == "error", (channel, text)
+            assert "no se envió nada" in text and "SystemError" not in text, (channel, text)
+            assert "worker.js" not in text, (channel, text)
+        assert "no salió nada del navegador" in results["socket"]["text"]
         assert deck.cell("otra").run() == "done"
     finally:
         context.close()

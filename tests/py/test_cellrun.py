@@ -222,6 +222,16 @@ def test_exception_inside_a_library_names_where_it_happened():
     assert "decoder.py" in error["traceback"]
 
 
+def test_javascript_frames_are_not_named_as_where_it_happened():
+    """Pyodide adds a JsException's JavaScript frames to the traceback; they mean nothing to a student."""
+    for js_file in ("http://127.0.0.1:8000/js/worker.js", "<anonymous>", "pyodide.asm.js"):
+        source = (f"fake = compile('raise TypeError(\\'Bloqueado\\')', {js_file!r}, 'exec')\n"
+                  "exec(fake)")
+        (error,) = outputs_of(run(source), "error")
+        assert error["traceback"].splitlines()[-1] == "TypeError: Bloqueado", error["traceback"]
+        assert "el error se produjo dentro de" not in error["traceback"], js_file
+
+
 def test_outputs_before_an_error_are_kept():
     result = run("print('antes')\nimport matplotlib.pyplot as plt\nplt.plot([1])\n1/0")
     assert [o["type"] for o in result["outputs"]] == ["stream", "figure", "error"]
