@@ -173,10 +173,12 @@ export function describeViolations(recorded) {
   // Only requests: a blocked eval already raised its own error in the cell.
   const requests = recorded.filter((violation) => /^[a-z][a-z0-9+.-]*:\/\//i.test(violation.url));
   if (!requests.length) return "";
+  // Named by address, not counted: each policy in force (the page's <meta>,
+  // and a server's header when it sends the same one) reports every attempt.
   const urls = [...new Set(requests.map((violation) => violation.url))];
-  const count = requests.length === 1 ? "un intento" : `${requests.length} intentos`;
+  const what = urls.length === 1 ? "la conexión" : "las conexiones";
   return (
-    `La política de seguridad de la página bloqueó ${count} de conectar con otro servidor ` +
+    `La política de seguridad de la página bloqueó ${what} con otro servidor ` +
     `(${urls.slice(0, 3).join(", ")}${urls.length > 3 ? ", …" : ""}): no salió nada del navegador; ${OFFLINE}.`
   );
 }

@@ -76,6 +76,20 @@ CHANNELS = {
         "import asyncio, js, micropip\n"
         "js.Promise.resolve(0).then(lambda _: asyncio.ensure_future(\n"
         "    micropip.install('{url}/paquete-1.0-py3-none-any.whl')))"),
+    # Past the guards, straight to the browser's own functions: only the policy stands in the way.
+    "fetch-native": "import js\njs.WorkerGlobalScope.prototype.fetch.call(js.self, '{url}')",
+    "import-scripts-native": "import js\njs.WorkerGlobalScope.prototype.importScripts.call(js.self, '{url}')",
+    "websocket-native": "import js\njs.WebSocket.prototype.constructor.new('{ws}')",
+    "event-source-native": "import js\njs.EventSource.prototype.constructor.new('{url}')",
+    "worker-native": (
+        "import js\nfrom pyodide.ffi import to_js\n"
+        "code = (\"fetch('{url}?fetch').catch(() => 0);\"\n"
+        "        \"try {{ importScripts('{url}?importScripts') }} catch (e) {{}}\"\n"
+        "        \"import('{url}?import').catch(() => 0);\"\n"
+        "        \"try {{ new WebSocket('{ws}') }} catch (e) {{}}\"\n"
+        "        \"try {{ new EventSource('{url}?eventsource') }} catch (e) {{}}\")\n"
+        "blob = js.Blob.new(to_js([code]), to_js({{'type': 'text/javascript'}}, dict_converter=js.Object.fromEntries))\n"
+        "js.Worker.prototype.constructor.new(js.URL.createObjectURL(blob))"),
     "timer-fetch": "import js\njs.setTimeout(lambda: js.fetch('{url}'), 20)",
     "urllib": "import urllib.request\nurllib.request.urlopen('{url}', timeout=3)",
     "http-client": (
@@ -258,6 +272,23 @@ def test_refusals_say_what_happened(live_deck, logging_server):
         assert text.startswith("Sin conexión en la línea"), (channel, text)
         assert "no salió nada del navegador" in text, (channel, text)
     assert logging_server.snapshot() == []
+
+
+NATIVE_CHANNELS = ("fetch-native", "import-scripts-native", "websocket-native", "event-source-native")
+
+
+def test_past_the_guards_the_policy_blocks_and_the_cell_is_told(live_deck, logging_server):
+    """A cell that reaches the browser's own functions (past netguard.js) meets the policy, and is told so."""
+    results = try_channels(live_deck, logging_server, [*NATIVE_CHANNELS, "worker-native"])
+    time.sleep(SETTLE_S)
+    report(results)
+    assert logging_server.snapshot() == []
+    for channel in NATIVE_CHANNELS:
+        text = results[channel]["text"]
+        assert ("La política de seguridad de la página bloqueó la conexión con otro servidor "
+                f"(http://127.0.0.1:{logging_server.port}/" in text.replace("ws://", "http://")), (channel, text)
+        assert "no salió nada del navegador" in text, (channel, text)
+        assert "Bloqueado" not in text, (channel, text)
 
 
 @pytest.mark.parametrize("server", ["cells_plain_url"])
