@@ -2,6 +2,7 @@
 // buttons, a status, saved edits and live outputs (the output area itself
 // belongs to its LiveOutput).
 
+import { downloadPython } from "./downloads.js";
 import { createEditor, replaceSource } from "./editor.js";
 import { LiveOutput } from "./outputs.js";
 import { CELL_STATUS, REQUEST, RUN_STATUS } from "./protocol.js";
@@ -19,6 +20,12 @@ const STATUS_TEXT = {
 const FINISHED = new Set([RUN_STATUS.DONE, RUN_STATUS.ERROR, RUN_STATUS.STOPPED]);
 // Keys that a focused toolbar button uses itself; they must not also move the slides.
 const BUTTON_KEYS = new Set([" ", "Enter", "Spacebar"]);
+
+const EDITED_TITLE = "El código de esta celda tiene cambios tuyos (guardados en este navegador)";
+const UNSAVED_TEXT = "sin guardar";
+const UNSAVED_TITLE =
+  "Este navegador no pudo guardar tu edición (su almacenamiento está lleno o desactivado): " +
+  "si cierras o recargas la página, se perderá. Descárgala como .py para conservarla.";
 
 function button(action, text, title) {
   const element = document.createElement("button");
@@ -85,17 +92,21 @@ export class Cell {
     this.runButton = button("run", "▶ Ejecutar", "Ejecutar la celda (Mayús+Intro o Ctrl+Intro)");
     this.stopButton = button("stop", "■ Detener", "Detener la ejecución");
     this.resetButton = button("reset", "↺ Original", "Volver al código original (se puede deshacer con Ctrl+Z)");
+    this.downloadButton = button("download", "⤓ .py", "Descargar el código de esta celda como archivo .py");
+    this.downloadButton.hidden = true;
     this.statusElement = document.createElement("span");
     this.statusElement.className = "cell-status";
     this.statusElement.setAttribute("role", "status");
     this.editedElement = document.createElement("span");
     this.editedElement.className = "cell-edited";
     this.editedElement.textContent = "editada";
-    this.editedElement.title = "El código de esta celda tiene cambios tuyos (guardados en este navegador)";
+    this.editedElement.title = EDITED_TITLE;
     this.runButton.addEventListener("click", () => this.run());
     this.stopButton.addEventListener("click", () => this.stop());
     this.resetButton.addEventListener("click", () => this.reset());
-    toolbar.append(this.runButton, this.stopButton, this.resetButton, this.editedElement, this.statusElement);
+    this.downloadButton.addEventListener("click", () => this.download());
+    toolbar.append(this.runButton, this.stopButton, this.resetButton, this.editedElement, this.downloadButton,
+      this.statusElement);
     if (readOnly) toolbar.hidden = true;
     this.element.prepend(toolbar);
     this.toolbar = toolbar;
@@ -131,10 +142,12 @@ export class Cell {
   persist() {
     clearTimeout(this.saveTimer);
     this.saveTimer = null;
-    if (this.edited) this.store.save(this.id, this.source);
-    else {
+    if (this.edited) {
+      this.markSaved(this.store.save(this.id, this.source));
+    } else {
       this.store.forget(this.id);
       this.savedOutputs?.forget(this.id);
+      this.markSaved(true);
     }
   }
 
@@ -146,12 +159,34 @@ export class Cell {
       return;
     }
     const { saved, figuresDropped } = this.savedOutputs.save(this.id, source, result);
-    if (!saved || figuresDropped) {
+    // An edit that could not be saved already says so (markSaved): its output goes with it.
+    if ((!saved || figuresDropped) && !this.element.hasAttribute("data-unsaved")) {
       this.element.dispatchEvent(new CustomEvent("cell-output-not-saved", {
         bubbles: true,
         detail: { id: this.id, saved, figuresDropped },
       }));
     }
+  }
+
+  /**
+   * Whether the edit is kept in this browser. When it is not, the badge says
+   * «sin guardar», a download button appears, and the deck is told once
+   * ("cell-unsaved") so it can say it aloud.
+   */
+  markSaved(saved) {
+    const wasUnsaved = this.element.hasAttribute("data-unsaved");
+    this.element.toggleAttribute("data-unsaved", !saved);
+    this.editedElement.textContent = saved ? "editada" : UNSAVED_TEXT;
+    this.editedElement.title = saved ? EDITED_TITLE : UNSAVED_TITLE;
+    this.downloadButton.hidden = saved;
+    if (!saved && !wasUnsaved) {
+      this.element.dispatchEvent(new CustomEvent("cell-unsaved", { bubbles: true, detail: { cellId: this.id } }));
+    }
+  }
+
+  /** The code in the editor as a file, `<cell id>.py`. */
+  download() {
+    downloadPython(this.id, this.source);
   }
 
   /** Saves a pending edit now (the page is being left). */

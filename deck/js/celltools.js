@@ -7,7 +7,7 @@
 // It works through the `dpdeck` plugin's script surface (deck.js) and the
 // markup the build writes (deck/README.md).
 
-import { copyText, downloadText } from "./downloads.js";
+import { copyText, downloadPython } from "./downloads.js";
 import { chapterOf, downloadChapterNotebook, loadIndex, slideFile } from "./notebooks.js";
 import { deckBaseUrl, isPrintPdf, isReceiver } from "./page.js";
 
@@ -88,10 +88,7 @@ export class CellTools {
     const copy = toolButton("copy-code", TEXT.copy, TEXT.copyCode);
     const py = toolButton("download-py", TEXT.py, TEXT.pyTitle);
     copy.addEventListener("click", () => copyWithFeedback(copy, this.deck.cell(id)?.source ?? ""));
-    py.addEventListener("click", () => {
-      const source = this.deck.cell(id)?.source ?? "";
-      downloadText(`${id}.py`, source.endsWith("\n") ? source : `${source}\n`, "text/x-python");
-    });
+    py.addEventListener("click", () => downloadPython(id, this.deck.cell(id)?.source ?? ""));
     const group = document.createElement("span");
     group.className = "cell-tools";
     group.append(copy, py);

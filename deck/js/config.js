@@ -94,5 +94,9 @@ export default {
     // (localStorage holds about 5 million per site, and the edits come first):
     // the oldest go first.
     savedOutputsChars: 2_500_000,
+
+    // How long the message that an edit could not be saved (full browser
+    // storage) stays, with its «Descargar .py» button.
+    unsavedNoticeMs: 20_000,
   },
 };

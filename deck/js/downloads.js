@@ -15,6 +15,11 @@ export function downloadText(name, text, type = "text/plain") {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
+/** Downloads a cell's code as `<cell id>.py`, ending with a line break like any Python file. */
+export function downloadPython(cellId, source) {
+  downloadText(`${cellId}.py`, source.endsWith("\n") ? source : `${source}\n`, "text/x-python");
+}
+
 /**
  * Copies `text` to the clipboard; resolves true when it did. The Clipboard API
  * needs a secure context (https or localhost): elsewhere a hidden text area
