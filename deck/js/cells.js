@@ -171,7 +171,7 @@ export class Cell {
       this.setStatus(this.output.shownStatus());
       return result;
     }
-    this.output.finish(result);
+    await this.output.finish(result);
     this.setStatus(FINISHED.has(result.status) ? result.status : CELL_STATUS.ERROR);
     // How many runs this cell has finished: lets a script wait for the next one.
     this.element.dataset.runs = String(Number(this.element.dataset.runs || 0) + 1);
