@@ -11,7 +11,8 @@ import { Cell } from "./cells.js";
 import defaults from "./config.js";
 import { EditStore } from "./storage.js";
 import { PYTHON_STATE, PythonRuntime, RUNTIME_EVENT } from "./python.js";
-import { FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
+import { FILE_PAGE_CELL_NOTE, FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
+import { LAYOUT_CHANGED } from "./layout.js";
 import { autorunEnabled, deckBaseUrl, deckPath, isFilePage, isPrintPdf, isReceiver, pythonAllowed } from "./page.js";
 
 // Resolved while the page's classic script runs: the worker sits next to it,
@@ -62,6 +63,8 @@ class LiveDeck {
     }
     if (this.runtime) this.watchRuntime();
     document.addEventListener("cell-edited", () => this.updateRestoreButton());
+    // The slide's shape, the code size or a zoomed cell changed the room cells have.
+    document.addEventListener(LAYOUT_CHANGED, () => this.cells.forEach((cell) => cell.refit()));
     // Edits are saved a moment after typing stops; leaving the page saves them at once.
     const saveAll = () => this.cells.forEach((cell) => cell.flushSave());
     window.addEventListener("pagehide", saveAll);
@@ -104,6 +107,7 @@ class LiveDeck {
         store: this.store,
         readOnly: isPrintPdf || isReceiver,
         unavailableMessage: this.unavailableMessage,
+        unavailableNote: isFilePage ? FILE_PAGE_CELL_NOTE : "",
         settings: this.settings,
       });
       this.cells.set(cell.id, cell);

@@ -18,9 +18,15 @@ import { python } from "@codemirror/lang-python";
  * Creates an editor inside `parent`.
  * onRun(): Shift+Enter / Ctrl+Enter (Cmd+Enter on a Mac).
  * onChange(source): after every edit.
- * Escape leaves the editor (so Tab and the slide keys work again).
+ * onLeave(): Escape, once the editor has let go of the focus.
+ *
+ * The code is only ever edited on purpose: Tab never stops inside it (its
+ * editable area is out of the Tab order; cells.js puts a focus stop around it
+ * that Enter turns into editing). Once editing — entered with Enter or a
+ * click — Tab and Shift+Tab indent (also Ctrl+] and Ctrl+[), and Escape
+ * leaves.
  */
-export function createEditor(parent, { source, label, readOnly = false, onRun, onChange }) {
+export function createEditor(parent, { source, label, readOnly = false, onRun, onChange, onLeave = () => {} }) {
   const runKeys = Prec.highest(
     keymap.of([
       { key: "Shift-Enter", run: () => (onRun(), true) },
@@ -29,6 +35,7 @@ export function createEditor(parent, { source, label, readOnly = false, onRun, o
         key: "Escape",
         run: (view) => {
           view.contentDOM.blur();
+          onLeave();
           return true;
         },
       },
@@ -47,7 +54,13 @@ export function createEditor(parent, { source, label, readOnly = false, onRun, o
     syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
     runKeys,
     keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
-    EditorView.contentAttributes.of({ "aria-label": label, spellcheck: "false", autocapitalize: "off" }),
+    EditorView.contentAttributes.of({
+      "aria-label": label,
+      spellcheck: "false",
+      autocapitalize: "off",
+      // Out of the Tab order: editing starts with Enter on the cell's code (or a click).
+      tabindex: "-1",
+    }),
     EditorView.updateListener.of((update) => {
       if (update.docChanged && onChange) onChange(update.state.doc.toString());
     }),

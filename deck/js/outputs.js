@@ -23,6 +23,8 @@ const PAGE_CAP_NOTICE = "\n[Salida recortada en la página.]\n";
 // The live tail shows the end of what a run prints: this many characters at most.
 const TAIL_CHARS = 2000;
 const TAIL_CLASS = "cell-live";
+// A run's result is read out with at most this much of its text.
+const ANNOUNCED_CHARS = 240;
 
 function textBlock(tag, className, text) {
   const element = document.createElement(tag);
@@ -340,6 +342,19 @@ export class LiveOutput {
       default:
         return null;
     }
+  }
+
+  /** What the area shows, in a sentence or two for a screen reader: its first text and its figures. */
+  describe() {
+    const texts = [];
+    const figures = [];
+    for (const element of this.container.children) {
+      if (element.localName === OUTPUT_TAG[OUTPUT.FIGURE]) figures.push(element.alt);
+      else if (element.textContent.trim()) texts.push(element.textContent.trim());
+    }
+    const text = texts.join(" ").replace(/\s+/g, " ");
+    const shown = text.length > ANNOUNCED_CHARS ? `${text.slice(0, ANNOUNCED_CHARS)}…` : text;
+    return [shown, ...figures].filter(Boolean).join(" ");
   }
 
   clear() {

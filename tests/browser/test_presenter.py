@@ -6,11 +6,24 @@
   over a second and for the rerun the slide on screen does by itself when
   Python becomes ready (the worst displacement of any slide element, in slide
   pixels, and the layout-shift score Chromium reports, are printed);
+* after ▶ is clicked, Space and → move on as everywhere in reveal.js (a ▶
+  pressed from the keyboard keeps the focus);
+* a failed Python load says so on one line in the band below the slide's
+  text, never over it, and its ✕ dismisses it; on file:// every ▶ looks
+  disabled and says why beside it, in one line;
+* stopping a run still waiting in the queue puts the cell back as it was,
+  with no «Error»;
+* Z (or a cell's ⤢) shows the cell as large as a 1024×768 window allows —
+  code at 24 px or more, its figure at least 600 px wide — and Esc puts it
+  back on its slide, whose keys work again;
 """
 
 from __future__ import annotations
 
+import pytest
+
 from deckpage import DeckPage
+from test_chrome import CONTENT_BOXES, overlap
 
 VIEWPORT = {"width": 1280, "height": 720}
 # A figure cell with the lecture's text above and below it.
@@ -77,3 +90,179 @@ def test_the_rerun_when_python_becomes_ready_moves_nothing(new_deck, deck_url):
     assert seen["minFigures"] == 1, seen
     assert seen["maxShift"] <= 0.5, (seen["worst"], seen["shifted"])
     assert seen["shiftScore"] == 0, seen["shifted"]
+
+
+@pytest.fixture(scope="module")
+def lecture(open_page, deck_url):
+    """The lecture with Python ready (no automatic rerun), shared by the tests below."""
+    context, page = open_page(deck_url + "index.html?autorun=0")
+    deck = DeckPage(page)
+    deck.wait_until_ready()
+    deck.without_transitions()
+    yield deck
+    context.close()
+
+
+def test_after_clicking_run_space_and_the_right_arrow_move_on(lecture):
+    deck = lecture
+    cell = deck.cell("codo")
+    for key in ("Space", "ArrowRight"):
+        cell.show()
+        slide = deck.slide_index
+        before = cell.runs
+        cell.click("run")  # a mouse click
+        assert cell.wait_for_run(before) == "done"
+        deck.press(key)
+        deck.wait_for_slide(slide + 1)
+    # Pressed from the keyboard, ▶ keeps the focus (Space would press it again).
+    cell.show()
+    deck.page.focus(f"{cell.selector} [data-action=run]")
+    before = cell.runs
+    deck.press("Enter")
+    assert cell.wait_for_run(before) == "done"
+    assert deck.page.evaluate("() => document.activeElement.dataset.action") == "run"
+    deck.blur()
+
+
+ZOOMED = """() => {
+  const dialog = document.querySelector('dialog.cell-zoom-view');
+  if (!dialog || !dialog.open) return null;
+  const line = dialog.querySelector('.cm-line');
+  const figure = dialog.querySelector('img.out-figure');
+  return {cell: dialog.querySelector('.cell').dataset.cellId,
+          codePx: parseFloat(getComputedStyle(line).fontSize),
+          figureWidth: figure ? figure.getBoundingClientRect().width : 0,
+          scrolls: dialog.querySelector('.cm-scroller').scrollWidth - dialog.querySelector('.cm-scroller').clientWidth};
+}"""
+
+
+def test_z_shows_the_cell_large_and_esc_puts_it_back(new_deck, deck_url, artifacts_dir):
+    deck = new_deck(deck_url + "index.html?autorun=0#/codo", viewport=(1024, 768))
+    deck.wait_for_cells()
+    deck.without_transitions()
+    page = deck.page
+    slide = deck.slide_index
+    deck.blur()
+    deck.press("z")
+    page.wait_for_selector("dialog.cell-zoom-view[open]")
+    cell = deck.cell("codo")
+    cell.wait_for_figures_loaded()
+    zoomed = page.evaluate(ZOOMED)
+    page.screenshot(path=str(artifacts_dir / "celda-ampliada-1024x768.png"))
+    print(f"\ncelda ampliada a 1024×768: código {zoomed['codePx']:.1f} px, figura {zoomed['figureWidth']:.0f} px de ancho")
+    assert zoomed["cell"] == "codo"
+    assert zoomed["codePx"] >= 24 and zoomed["figureWidth"] >= 600, zoomed
+    assert zoomed["scrolls"] <= 1
+    # Keys in the zoomed cell are not slide navigation.
+    deck.press("ArrowRight")
+    assert deck.slide_index == slide
+    deck.press("Escape")
+    page.wait_for_selector("dialog.cell-zoom-view[open]", state="hidden")
+    assert page.evaluate("() => document.querySelector('.cell[data-cell-id=codo]').closest('section').id") == "codo"
+    # Its button does the same; then the slide's keys work again.
+    cell.click("zoom")
+    page.wait_for_selector("dialog.cell-zoom-view[open]")
+    page.click("dialog.cell-zoom-view [data-action=close-zoom]")
+    assert page.evaluate(ZOOMED) is None
+    deck.blur()
+    deck.press("ArrowRight")
+    deck.wait_for_slide(slide + 1)
+
+
+BUSY = "import time\nt0 = time.time()\nwhile time.time() - t0 < 4:\n    pass\nprint('fin')"
+
+
+def test_stopping_a_queued_run_is_not_an_error(lecture):
+    deck = lecture
+    first, second = deck.cell("codo"), deck.cell("elegir-b")
+    first.set_source(BUSY)
+    before_first = first.click_run()
+    first.wait_for_status("running")
+    second.show()
+    second.click("run")
+    second.wait_for_status("queued")
+    label_before = second.origin_label()
+    second.stop()
+    deck.page.wait_for_timeout(300)
+    status = second.status
+    shown = deck.page.inner_text(f"{second.selector} .cell-status")
+    print(f"\ndetener una celda en cola: estado {status!r}, dice {shown!r}")
+    assert status == "idle" and shown == "", (status, shown)
+    assert second.origin_label() == label_before == "pre-calculado"
+    assert first.wait_for_run(before_first) == "done"
+    first.reset_in_page()
+    assert second.runs == 0
+
+
+CHIP = """() => {
+  const chip = document.querySelector('.python-status');
+  const box = chip.getBoundingClientRect();
+  const shown = (selector) => {
+    const element = chip.querySelector(selector);
+    return Boolean(element) && element.getClientRects().length > 0;
+  };
+  return {box: [box.left, box.top, box.right, box.bottom], height: box.height,
+          attention: chip.hasAttribute('data-attention'), text: chip.innerText.replace(/\\s+/g, ' ').trim(),
+          retry: shown('[data-action=retry]'), dismiss: shown('[data-action=dismiss]')};
+}"""
+
+
+def test_a_failed_python_load_covers_no_slide_text_and_can_be_dismissed(new_deck, deck_url):
+    deck = new_deck()
+    page = deck.page
+    page.context.route("**/pyodide/pyodide.asm.wasm", lambda route: route.abort())
+    deck.goto(deck_url + "index.html?autorun=0")
+    deck.wait_for_cells()
+    deck.without_transitions()
+    deck.wait_for_python("error", timeout=60_000)
+    page.mouse.move(640, 200)
+    chip = page.evaluate(CHIP)
+    assert chip["attention"] and chip["retry"] and chip["dismiss"], chip
+    assert "No se pudo cargar Python" in chip["text"]
+    assert chip["height"] <= 32, chip  # one line, in the band below the slides' content
+    covered = {}
+    for index in range(page.evaluate("() => Reveal.getTotalSlides()")):
+        deck.go_to_slide(index)
+        chip = page.evaluate(CHIP)
+        hits = [piece["what"] for piece in page.evaluate(CONTENT_BOXES, index) if overlap(chip["box"], piece["box"])]
+        if hits:
+            covered[index + 1] = hits[:3]
+    assert covered == {}
+    page.click(".python-status [data-action=dismiss]")
+    page.mouse.move(640, 200)
+    chip = page.evaluate(CHIP)
+    assert not chip["attention"] and not chip["retry"], chip
+    # Still reachable: pointing at the chip offers Retry again.
+    page.hover(".python-status")
+    assert page.is_visible(".python-status [data-action=retry]")
+
+
+RUN_BUTTON = """(selector) => {
+  const cell = document.querySelector(selector);
+  const run = cell.querySelector('[data-action=run]');
+  const note = cell.querySelector('.cell-status');
+  const style = getComputedStyle(run);
+  return {disabled: run.getAttribute('aria-disabled'), title: run.title, color: style.color,
+          background: style.backgroundColor, note: note.innerText,
+          oneLine: getComputedStyle(note).whiteSpace === 'nowrap' && note.scrollWidth <= note.clientWidth + 1};
+}"""
+
+
+def test_on_a_file_page_every_run_button_looks_disabled_and_says_why(new_deck, cells_dist):
+    deck = new_deck((cells_dist / "index.html").as_uri())
+    deck.wait_for_cells()
+    page = deck.page
+    ids = page.evaluate("() => [...document.querySelectorAll('.cell[data-cell-id]')].map((c) => c.dataset.cellId)")
+    looks = {}
+    for cell_id in ids:  # each on its slide, laid out
+        deck.cell(cell_id).show()
+        looks[cell_id] = page.evaluate(RUN_BUTTON, deck.cell(cell_id).selector)
+    first = looks[ids[0]]
+    print(f"\nfile://: ▶ {first['color']} sobre {first['background']}; al lado: «{first['note']}»")
+    assert all(look["disabled"] == "true" and look["oneLine"] and "servidor" in look["note"]
+               for look in looks.values()), looks
+    assert first["background"] != "rgb(31, 95, 168)"  # not the live ▶'s blue
+    # Pressed anyway, it says how to serve the slides.
+    deck.cell(ids[0]).show()
+    deck.cell(ids[0]).click("run")
+    assert "python3 build.py serve" in deck.cell(ids[0]).output_text()
