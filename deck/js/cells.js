@@ -108,10 +108,13 @@ export class Cell {
     toolbar.append(this.runButton, this.stopButton, this.resetButton, this.editedElement, this.statusElement, this.zoomButton);
     if (readOnly) toolbar.hidden = true;
     if (this.unavailableNote) {
-      // ▶ looks disabled and says why in one line; pressed anyway, it explains how to get Python.
-      this.runButton.setAttribute("aria-disabled", "true");
+      // ▶ looks disabled and says why in one line; pressed anyway, it explains
+      // how to get Python (so it stays a working button, described by the note).
+      this.runButton.dataset.unavailable = "";
       this.runButton.title = this.unavailableNote;
       this.statusElement.classList.add("cell-unavailable");
+      this.statusElement.id = `celda-${this.id}-sin-python`;
+      this.runButton.setAttribute("aria-describedby", this.statusElement.id);
     }
     this.element.prepend(toolbar);
     this.toolbar = toolbar;
