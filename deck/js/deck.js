@@ -13,6 +13,7 @@ import { EditStore } from "./storage.js";
 import { PYTHON_STATE, PythonRuntime, RUNTIME_EVENT } from "./python.js";
 import { FILE_PAGE_CELL_NOTE, FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
 import { LAYOUT_CHANGED } from "./layout.js";
+import { PYTHON_CHOICE_CHANGED, downloadMegabytes, downloadsOnOpen, setDownloadsOnOpen } from "./pythonchoice.js";
 import { autorunEnabled, deckBaseUrl, deckPath, isFilePage, isPrintPdf, isReceiver, pythonAllowed } from "./page.js";
 
 // Resolved while the page's classic script runs: the worker sits next to it,
@@ -20,6 +21,12 @@ import { autorunEnabled, deckBaseUrl, deckPath, isFilePage, isPrintPdf, isReceiv
 const WORKER_URL = new URL("worker.js", document.currentScript ? document.currentScript.src : `${deckBaseUrl}js/`).href;
 
 const RECEIVER_MESSAGE = "Esta vista solo refleja las diapositivas; ejecuta las celdas en la ventana principal.";
+const NOT_DOWNLOADED_SUMMARY = "Python sin descargar: se descarga al ejecutar una celda";
+const NOT_DOWNLOADED_DETAIL =
+  "Los resultados que ves están pre-calculados. Python (Pyodide con numpy y matplotlib) se " +
+  "descarga la primera vez que ejecutes una celda, o ahora con «Descargar». El índice (M) " +
+  "recuerda si este dispositivo lo descarga al abrir las diapositivas.";
+const D_KEY = 68;
 
 function afterFirstPaint(callback) {
   requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(callback, 0)));
@@ -57,6 +64,8 @@ class LiveDeck {
         onRetry: () => this.runtime && this.runtime.restart(),
         onRestart: () => this.runtime && this.runtime.restart(),
         onRestoreAll: () => this.restoreAll(),
+        onDownload: () => this.runtime && this.runtime.start(),
+        onDecline: () => this.declinePython(),
       });
       this.status.show(PYTHON_STATE.OFF, isFilePage ? { summary: FILE_PAGE_SUMMARY, detail: FILE_PAGE_MESSAGE } : {});
       this.status.setRestoreEnabled(false);
@@ -76,8 +85,13 @@ class LiveDeck {
     runtime.addEventListener(RUNTIME_EVENT.STATE, (event) => {
       const { state, failure } = event.detail;
       this.root.dataset.python = state;
-      if (this.status) this.status.show(state, { progress: runtime.progress, failure });
+      if (state === PYTHON_STATE.OFF) this.offerPython();
+      else if (this.status) this.status.show(state, { progress: runtime.progress, failure });
       if (state === PYTHON_STATE.READY) this.autorun();
+    });
+    // The menu's «download Python on opening», changed to yes, downloads it now.
+    document.addEventListener(PYTHON_CHOICE_CHANGED, (event) => {
+      if (event.detail.downloadsOnOpen && runtime.state === PYTHON_STATE.OFF) runtime.start();
     });
     runtime.addEventListener(RUNTIME_EVENT.PROGRESS, (event) => {
       if (this.status && runtime.state === PYTHON_STATE.LOADING) {
@@ -96,7 +110,41 @@ class LiveDeck {
     first.forEach((element) => this.enhance(element));
     this.enhanceLater(rest);
     reveal.on("slidechanged", (event) => this.cellsIn(event.currentSlide).forEach((cell) => cell.refresh()));
-    if (this.runtime) afterFirstPaint(() => this.runtime.start());
+    if (!this.runtime) return;
+    // Python downloads now, or (a phone, a metered connection, or the person's
+    // choice) when a cell is first run: nothing of it is fetched before.
+    if (downloadsOnOpen()) afterFirstPaint(() => this.runtime.start());
+    else this.offerPython();
+  }
+
+  /** The chip while Python is off on a page that can run it: it says so and offers the download. */
+  offerPython() {
+    if (!this.status) return;
+    this.status.show(PYTHON_STATE.OFF, { summary: NOT_DOWNLOADED_SUMMARY, detail: NOT_DOWNLOADED_DETAIL, offer: true });
+    if (this.megabytes === undefined) {
+      this.megabytes = null;
+      downloadMegabytes(deckBaseUrl).then((megabytes) => {
+        this.megabytes = megabytes;
+        if (this.status) this.status.setDownloadSize(megabytes);
+      });
+    }
+  }
+
+  /** «No descargar»: the download under way stops, and this device remembers not to start it on opening. */
+  declinePython() {
+    setDownloadsOnOpen(false);
+    if (!this.runtime || this.runtime.state !== PYTHON_STATE.LOADING) return;
+    // Runs waiting for this boot go back to what they showed; running one again asks for Python.
+    this.cells.forEach((cell) => this.runtime.cancel(cell.id));
+    this.runtime.terminate("");
+  }
+
+  /** D: stops the cells of the current slide that run or wait (or, if none, whichever runs). */
+  stopCurrent() {
+    if (!this.runtime) return;
+    const busy = (cell) => this.runtime.isRunning(cell.id) || this.runtime.isQueued(cell.id);
+    const here = this.cellsIn(this.reveal && this.reveal.getCurrentSlide()).filter(busy);
+    (here.length ? here : Array.from(this.cells.values()).filter(busy)).forEach((cell) => cell.stop());
   }
 
   enhance(element) {
@@ -213,6 +261,9 @@ export function LiveCells() {
     init(reveal) {
       deck = new LiveDeck({ ...defaults.dpdeck, ...reveal.getConfig().dpdeck });
       reveal.on("ready", () => deck.start(reveal));
+      reveal.addKeyBinding({ keyCode: D_KEY, key: "D", description: "Detener las celdas de esta diapositiva" }, () =>
+        deck.stopCurrent(),
+      );
     },
     /** The cell with this id, once it has its editor; null otherwise. */
     cell(id) {

@@ -8,6 +8,7 @@
 //   dpdeck-layout   how slides fill the window: taller slides on 4:3, pages on phones (layout.js)
 //   dpdeck-code-size  code size keys, remembered (codesize.js)
 //   dpdeck-zoom     one cell as large as the window allows (Z; cellzoom.js)
+//   dpdeck-menu     chapters and slides, search, a link to share (M; menu.js)
 //   dpdeck          the live cells and their Python (deck.js)
 //
 // The slide's shape depends on the window, so layout.js is asked for it before reveal starts.
@@ -16,12 +17,13 @@ import config from "./config.js";
 import { CellZoom } from "./cellzoom.js";
 import { CodeSize } from "./codesize.js";
 import { LiveCells } from "./deck.js";
+import { DeckMenu } from "./menu.js";
 import { SlideLayout, initialLayout } from "./layout.js";
 import { SpanishScreens } from "./revealscreens.js";
 import { SpeakerView } from "./speaker.js";
 
 const Reveal = window.Reveal;
-const plugins = [SpeakerView(), window.RevealNotes, SpanishScreens(), SlideLayout(), CodeSize(), CellZoom(), LiveCells()].filter(
+const plugins = [SpeakerView(), window.RevealNotes, SpanishScreens(), SlideLayout(), CodeSize(), CellZoom(), DeckMenu(), LiveCells()].filter(
   Boolean,
 );
 Reveal.initialize({ ...config, ...initialLayout(config), plugins }).catch((error) => console.error("dpdeck:", error));

@@ -61,7 +61,7 @@ export const FILE_PAGE_MESSAGE =
   "«python3 -m http.server» y abre http://localhost:8000/.";
 
 export class StatusPanel {
-  constructor({ onRetry, onRestart, onRestoreAll }) {
+  constructor({ onRetry, onRestart, onRestoreAll, onDownload, onDecline }) {
     const panel = document.createElement("div");
     panel.className = "python-status";
     panel.setAttribute("role", "status");
@@ -92,6 +92,13 @@ export class StatusPanel {
     this.dismissButton = this.makeButton("dismiss", "✕", "Cerrar el aviso (Python sigue sin cargar)", () =>
       this.dismiss(),
     );
+    this.downloadButton = this.makeButton("download-python", "Descargar", "Descargar Python ahora", onDownload);
+    this.declineButton = this.makeButton(
+      "decline-python",
+      "No descargar",
+      "Detener la descarga de Python; este dispositivo no lo descargará al abrir las diapositivas",
+      onDecline,
+    );
     this.dismissButton.setAttribute("aria-label", "Cerrar el aviso");
     panel.append(
       this.bar,
@@ -100,6 +107,8 @@ export class StatusPanel {
       this.retryButton,
       this.restartButton,
       this.restoreButton,
+      this.downloadButton,
+      this.declineButton,
       this.dismissButton,
     );
     // Clicks and keys on the panel are not slide navigation.
@@ -124,7 +133,7 @@ export class StatusPanel {
    * (one short line) and `detail` (shown when the chip opens) say why Python
    * is not there.
    */
-  show(state, { progress, failure, summary = "", detail: extra = "" } = {}) {
+  show(state, { progress, failure, summary = "", detail: extra = "", offer = false } = {}) {
     const panel = this.panel;
     // A new failure asks for attention again, even after an earlier one was dismissed.
     if (state === PYTHON_STATE.ERROR && panel.dataset.state !== PYTHON_STATE.ERROR) this.dismissed = false;
@@ -132,6 +141,10 @@ export class StatusPanel {
     delete panel.dataset.stage;
     panel.toggleAttribute("data-attention", state === PYTHON_STATE.ERROR && !this.dismissed);
     this.dismissButton.hidden = state !== PYTHON_STATE.ERROR;
+    // Python not downloaded (yet): the chip offers it, on its one line.
+    panel.toggleAttribute("data-offer", state === PYTHON_STATE.OFF && offer);
+    this.downloadButton.hidden = !(state === PYTHON_STATE.OFF && offer);
+    this.declineButton.hidden = state !== PYTHON_STATE.LOADING;
     this.retryButton.hidden = state !== PYTHON_STATE.ERROR;
     this.restartButton.hidden = state !== PYTHON_STATE.READY;
     this.bar.hidden = state !== PYTHON_STATE.LOADING;
@@ -165,6 +178,11 @@ export class StatusPanel {
 
   setRestoreEnabled(enabled) {
     this.restoreButton.hidden = !enabled;
+  }
+
+  /** The size of Python's download, shown on the download button once known. */
+  setDownloadSize(megabytes) {
+    this.downloadButton.textContent = megabytes ? `Descargar (${megabytes} MB)` : "Descargar";
   }
 
   /** The failure notice goes back to a plain chip; its buttons stay a point or a Tab away. */

@@ -13,6 +13,13 @@
   disabled and says why beside it, in one line;
 * stopping a run still waiting in the queue puts the cell back as it was,
   with no «Error»;
+* help opens with F1 and H too (? is Shift+' on a Spanish keyboard) and lists
+  the deck's own keys (run, stop, code size, zoom, menu, editing);
+* ?print-pdf&showNotes=separate-page prints each slide's notes on a page of
+  their own, headed in Spanish with the slide's number and title;
+* the menu (M or ☰) lists every slide by chapter, searches across the slides
+  (accents and case ignored) and jumps to a result, and gives a link to the
+  current slide (reveal's hash) with a copy button;
 * Z (or a cell's ⤢) shows the cell as large as a 1024×768 window allows —
   code at 24 px or more, its figure at least 600 px wide — and Esc puts it
   back on its slide, whose keys work again;
@@ -266,3 +273,113 @@ def test_on_a_file_page_every_run_button_looks_disabled_and_says_why(new_deck, c
     deck.cell(ids[0]).show()
     deck.cell(ids[0]).click("run")
     assert "python3 build.py serve" in deck.cell(ids[0]).output_text()
+
+
+DECK_KEY_ACTIONS = ["Esta ayuda", "En una celda: ejecutarla", "Detener las celdas de esta diapositiva",
+                    "Letra del código más grande", "Letra del código más pequeña",
+                    "Ampliar la celda de esta diapositiva (Esc vuelve)",
+                    "Índice, búsqueda y enlace a esta diapositiva", "Salir del editor: el foco pasa a ▶ Ejecutar",
+                    "Sangrar o quitar sangría (también Ctrl + ] y Ctrl + [)"]
+
+
+@pytest.mark.parametrize("key", ["F1", "h"])
+def test_help_opens_with_f1_and_h_and_lists_the_decks_keys(new_deck, deck_url, key):
+    deck = new_deck(deck_url + "index.html?autorun=0#/codo")
+    deck.wait_for_cells()
+    page = deck.page
+    slide = deck.slide_index
+    deck.blur()
+    deck.press(key)
+    page.wait_for_selector(".reveal .r-overlay-help table td")
+    rows = page.evaluate("""() => [...document.querySelectorAll('.reveal .r-overlay-help tr')]
+        .map((row) => [...row.querySelectorAll('td')].map((cell) => cell.textContent.trim()))
+        .filter((cells) => cells.length === 2)""")
+    actions = [action for _, action in rows]
+    assert [action for action in DECK_KEY_ACTIONS if action not in actions] == []
+    keys = dict((action, keys) for keys, action in rows)
+    assert keys["Diapositiva anterior"] if "Diapositiva anterior" in keys else True
+    assert "H" not in keys.get("Ir a la izquierda", ""), keys  # H is help here, ← still goes back
+    assert deck.slide_index == slide
+    deck.press("Escape")
+    page.wait_for_selector(".reveal .r-overlay-help", state="detached")
+
+
+NOTES_PAGES = """() => [...document.querySelectorAll('.reveal .speaker-notes-pdf')].map((notes) => ({
+  heading: (notes.querySelector('.notes-pdf-heading') || {}).textContent || '',
+  before: getComputedStyle(notes, '::before').content,
+  layout: notes.dataset.layout,
+  text: notes.innerText.length}))"""
+
+
+def test_printed_notes_pages_are_headed_in_spanish(browser, deck_url, artifacts_dir):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = context.new_page()
+        page.goto(deck_url + "index.html?print-pdf&showNotes=separate-page")
+        page.wait_for_function("() => document.querySelectorAll('.speaker-notes-pdf .notes-pdf-heading').length > 0")
+        notes = page.evaluate(NOTES_PAGES)
+        slides = page.evaluate("() => Reveal.getTotalSlides()")
+        titles = page.evaluate("() => Reveal.getSlides().map((s) => (s.querySelector('h1') || {}).textContent || '')")
+        pdf = page.pdf(prefer_css_page_size=True, print_background=True)
+    finally:
+        context.close()
+    (artifacts_dir / "diapositivas-con-notas.pdf").write_bytes(pdf)
+    pages = len(__import__("re").findall(rb"/Type\s*/Page\b(?!s)", pdf))
+    print(f"\nPDF con notas: {pages} páginas para {slides} diapositivas; primera: «{notes[0]['heading']}»")
+    assert len(notes) == slides  # every slide has notes (test_deck.py)
+    assert all(note["layout"] == "separate-page" and note["before"] in ("none", "normal") for note in notes)
+    assert notes[0]["heading"].startswith("Notas del presentador · diapositiva 1: ")
+    second = notes[1]["heading"]
+    assert second == f"Notas del presentador · diapositiva 2: {titles[1].strip()}", second
+    assert pages >= 2 * slides
+
+
+INDEX = """() => {
+  const dialog = document.querySelector('dialog.deck-menu');
+  return {open: dialog.open,
+          chapters: [...dialog.querySelectorAll('.deck-menu-chapter h3')].map((h) => h.textContent),
+          slides: [...dialog.querySelectorAll('.deck-menu-index .deck-menu-slide')].length,
+          current: (dialog.querySelector('.deck-menu-index [aria-current]') || {}).textContent || '',
+          link: dialog.querySelector('.deck-menu-link').value,
+          focused: document.activeElement.className};
+}"""
+
+
+def test_the_menu_lists_chapters_searches_and_shares_the_current_slide(new_deck, deck_url):
+    deck = new_deck(deck_url + "index.html?autorun=0#/codo")
+    deck.wait_for_cells()
+    deck.without_transitions()
+    page = deck.page
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    deck.blur()
+    deck.press("m")
+    page.wait_for_selector("dialog.deck-menu[open]")
+    index = page.evaluate(INDEX)
+    total = page.evaluate("() => Reveal.getTotalSlides()")
+    print(f"\níndice: {len(index['chapters'])} capítulos, {index['slides']} diapositivas; {index['chapters']}")
+    assert index["slides"] == total
+    assert len(index["chapters"]) >= 6 and "3 · Sensibilidad" in index["chapters"]
+    assert index["current"] == "25Encontrar el codo" or "Encontrar el codo" in index["current"]
+    assert index["link"].endswith("#/codo") and "autorun" not in index["link"]
+    assert index["focused"] == "deck-menu-search"
+    # Copy the link.
+    page.click("dialog.deck-menu [data-action=copy-link]")
+    assert page.evaluate("() => navigator.clipboard.readText()") == index["link"]
+    # Search: accents and case do not matter; Enter goes to the first result.
+    page.focus("dialog.deck-menu .deck-menu-search")
+    page.keyboard.type("SENSIBILIDAD LOCAL")
+    results = page.evaluate("() => [...document.querySelectorAll('.deck-menu-results .deck-menu-slide')]"
+                            ".map((b) => b.querySelector('.deck-menu-title').textContent)")
+    assert "El espejismo de la sensibilidad local" in results, results
+    assert page.evaluate("() => Reveal.getPlugin('dpdeck-menu').search('codigo').length") > 0
+    page.fill("dialog.deck-menu .deck-menu-search", "espejismo")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("dialog.deck-menu", state="hidden")
+    deck.page.wait_for_function("() => Reveal.getCurrentSlide().querySelector('h1').textContent.includes('espejismo')")
+    # The ☰ button opens it too, on the new slide; a chapter's slide is one click away.
+    page.click(".deck-menu-button")
+    assert "espejismo" in page.evaluate(INDEX)["current"]
+    page.click("dialog.deck-menu .deck-menu-index [data-slide='1']")
+    deck.wait_for_slide(0)
+    # The slides have not changed: no highlight left in their text.
+    assert page.evaluate("() => document.querySelectorAll('.reveal .slides mark').length") == 0
