@@ -89,9 +89,10 @@ class LiveDeck {
       else if (this.status) this.status.show(state, { progress: runtime.progress, failure });
       if (state === PYTHON_STATE.READY) this.autorun();
     });
-    // The menu's «download Python on opening», changed to yes, downloads it now.
+    // The menu's «download Python on opening»: turned on, it downloads now; off, a download under way stops.
     document.addEventListener(PYTHON_CHOICE_CHANGED, (event) => {
       if (event.detail.downloadsOnOpen && runtime.state === PYTHON_STATE.OFF) runtime.start();
+      else if (!event.detail.downloadsOnOpen) this.stopDownload();
     });
     runtime.addEventListener(RUNTIME_EVENT.PROGRESS, (event) => {
       if (this.status && runtime.state === PYTHON_STATE.LOADING) {
@@ -130,9 +131,12 @@ class LiveDeck {
     }
   }
 
-  /** «No descargar»: the download under way stops, and this device remembers not to start it on opening. */
+  /** «No descargar»: this device remembers not to download Python on opening (and the download stops). */
   declinePython() {
     setDownloadsOnOpen(false);
+  }
+
+  stopDownload() {
     if (!this.runtime || this.runtime.state !== PYTHON_STATE.LOADING) return;
     // Runs waiting for this boot go back to what they showed; running one again asks for Python.
     this.cells.forEach((cell) => this.runtime.cancel(cell.id));

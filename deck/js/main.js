@@ -9,6 +9,7 @@
 //   dpdeck-code-size  code size keys, remembered (codesize.js)
 //   dpdeck-zoom     one cell as large as the window allows (Z; cellzoom.js)
 //   dpdeck-menu     chapters and slides, search, a link to share (M; menu.js)
+//   dpdeck-offline  the service worker that keeps the deck for use offline (offline.js)
 //   dpdeck          the live cells and their Python (deck.js)
 //
 // The slide's shape depends on the window, so layout.js is asked for it before reveal starts.
@@ -18,12 +19,21 @@ import { CellZoom } from "./cellzoom.js";
 import { CodeSize } from "./codesize.js";
 import { LiveCells } from "./deck.js";
 import { DeckMenu } from "./menu.js";
+import { OfflineDeck } from "./offline.js";
 import { SlideLayout, initialLayout } from "./layout.js";
 import { SpanishScreens } from "./revealscreens.js";
 import { SpeakerView } from "./speaker.js";
 
 const Reveal = window.Reveal;
-const plugins = [SpeakerView(), window.RevealNotes, SpanishScreens(), SlideLayout(), CodeSize(), CellZoom(), DeckMenu(), LiveCells()].filter(
-  Boolean,
-);
+const plugins = [
+  SpeakerView(),
+  window.RevealNotes,
+  SpanishScreens(),
+  SlideLayout(),
+  CodeSize(),
+  CellZoom(),
+  DeckMenu(),
+  OfflineDeck(),
+  LiveCells(),
+].filter(Boolean);
 Reveal.initialize({ ...config, ...initialLayout(config), plugins }).catch((error) => console.error("dpdeck:", error));
