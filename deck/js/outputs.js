@@ -332,7 +332,7 @@ export class LiveOutput {
         const url = URL.createObjectURL(new Blob([output.data], { type: "image/png" }));
         urls.push(url);
         image.src = url;
-        image.alt = figureAlt(figureNumber + 1, this.cellId);
+        image.alt = figureAlt(figureNumber + 1, output.description || "");
         if (output.width && output.height) {
           image.width = output.width;
           image.height = output.height;

@@ -128,8 +128,9 @@ WATCH_LAYOUT = """
         const name = node && node.nodeType === 1
           ? node.tagName.toLowerCase() + '.' + String(node.className).split(' ')[0]
           : node ? '#text ' + node.textContent.slice(0, 20) : '?';
-        seen.shifted.push(`${name} ${Math.round(source.previousRect.y)}→${Math.round(source.currentRect.y)} `
-          + `h ${Math.round(source.previousRect.height)}→${Math.round(source.currentRect.height)} @${Math.round(entry.startTime)}`);
+        const [before, after] = [source.previousRect, source.currentRect];
+        seen.shifted.push(`${name} ${Math.round(before.y)}→${Math.round(after.y)} `
+          + `h ${Math.round(before.height)}→${Math.round(after.height)} @${Math.round(entry.startTime)}`);
       }
     }
   });

@@ -156,7 +156,8 @@ def test_z_shows_the_cell_large_and_esc_puts_it_back(new_deck, deck_url, artifac
     cell.wait_for_figures_loaded()
     zoomed = page.evaluate(ZOOMED)
     page.screenshot(path=str(artifacts_dir / "celda-ampliada-1024x768.png"))
-    print(f"\ncelda ampliada a 1024×768: código {zoomed['codePx']:.1f} px, figura {zoomed['figureWidth']:.0f} px de ancho")
+    print(f"\ncelda ampliada a 1024×768: código {zoomed['codePx']:.1f} px, "
+          f"figura {zoomed['figureWidth']:.0f} px de ancho")
     assert zoomed["cell"] == "codo"
     assert zoomed["codePx"] >= 24 and zoomed["figureWidth"] >= 600, zoomed
     assert zoomed["scrolls"] <= 1

@@ -39,7 +39,8 @@ TEXT_SIZES = """
 def walk(deck) -> tuple[dict, dict, tuple[int, int]]:
     """Every slide with its answers: overflow problems and the smallest code and output sizes."""
     page = deck.page
-    slides = page.evaluate("() => Reveal.getSlides().map((s) => [s.id || null, s.querySelectorAll('.fragment').length])")
+    slides = page.evaluate(
+        "() => Reveal.getSlides().map((s) => [s.id || null, s.querySelectorAll('.fragment').length])")
     problems, sizes = {}, {}
     size = None
     for index, (slide_id, fragments) in enumerate(slides):
