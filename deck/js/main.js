@@ -10,6 +10,7 @@
 //   dpdeck-zoom     one cell as large as the window allows (Z; cellzoom.js)
 //   dpdeck-menu     chapters and slides, search, a link to share (M; menu.js)
 //   dpdeck-offline  the service worker that keeps the deck for use offline (offline.js)
+//   dpdeck-focus    only the slide on screen takes focus (a11y.js)
 //   dpdeck          the live cells and their Python (deck.js)
 //
 // The slide's shape depends on the window, so layout.js is asked for it before reveal starts.
@@ -18,6 +19,7 @@ import config from "./config.js";
 import { CellZoom } from "./cellzoom.js";
 import { CodeSize } from "./codesize.js";
 import { LiveCells } from "./deck.js";
+import { SlideFocus } from "./a11y.js";
 import { DeckMenu } from "./menu.js";
 import { OfflineDeck } from "./offline.js";
 import { SlideLayout, initialLayout } from "./layout.js";
@@ -34,6 +36,7 @@ const plugins = [
   CellZoom(),
   DeckMenu(),
   OfflineDeck(),
+  SlideFocus(),
   LiveCells(),
 ].filter(Boolean);
 Reveal.initialize({ ...config, ...initialLayout(config), plugins }).catch((error) => console.error("dpdeck:", error));

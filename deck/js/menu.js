@@ -218,8 +218,8 @@ export function DeckMenu() {
     };
     const smaller = button("deck-menu-step", "A−", () => (codeSize()?.change(-1), showSize()));
     const bigger = button("deck-menu-step", "A+", () => (codeSize()?.change(+1), showSize()));
-    smaller.setAttribute("aria-label", "Letra del código más pequeña (−)");
-    bigger.setAttribute("aria-label", "Letra del código más grande (+)");
+    smaller.setAttribute("aria-label", "A−: letra del código más pequeña (tecla −)");
+    bigger.setAttribute("aria-label", "A+: letra del código más grande (tecla +)");
     smaller.dataset.action = "code-smaller";
     bigger.dataset.action = "code-bigger";
     sizes.append(element("span", "deck-menu-label", "Letra del código"), smaller, sizeValue, bigger);
@@ -247,8 +247,15 @@ export function DeckMenu() {
     footer.append(shareLabel, share, sizes, python);
 
     dialog.append(header, body, footer);
-    // Keys typed in the menu are not slide navigation.
-    dialog.addEventListener("keydown", (event) => event.stopPropagation());
+    // Keys typed in the menu are not slide navigation; Esc always closes it
+    // (in the search box too, where it would only empty the box).
+    dialog.addEventListener("keydown", (event) => {
+      event.stopPropagation();
+      if (event.key === "Escape") {
+        event.preventDefault();
+        plugin.close();
+      }
+    });
     dialog.addEventListener("click", (event) => {
       // A click on the backdrop (outside the panel) closes it.
       if (event.target === dialog) plugin.close();

@@ -142,7 +142,15 @@ function translateHelp(overlay) {
     body.appendChild(row);
   }
   const close = overlay.querySelector(".r-overlay-close");
-  if (close) close.setAttribute("aria-label", "Cerrar la ayuda");
+  // Its visible text, «Esc», is part of its name.
+  if (close) close.setAttribute("aria-label", "Esc: cerrar la ayuda");
+  // Taller than a small window, the list scrolls: the keyboard must reach it too.
+  const content = overlay.querySelector(".r-overlay-content");
+  if (content) {
+    content.tabIndex = 0;
+    content.setAttribute("role", "region");
+    content.setAttribute("aria-label", TITLE);
+  }
 }
 
 function translateKeys(text) {

@@ -60,6 +60,9 @@ PINS = (
     npm("katex", "0.16.47", "dist/katex.js", "b6d127a59e590859c5a12e92f7eb5a4a21be58f3ffc1dff7616b0584c4d5f631"),
     npm("katex", "0.16.47", "dist/fonts/", "05901ecd6deb1d5b52ad4844821c086769c8bcb63c8d5d0045d64e3f3fe18eac", ship="vendor/katex/fonts/"),
     npm("esbuild", "0.25.9", "lib/main.js", "e233396b4bafde87ff97cc0c2297a78e13435e9693745e5fb73848921b361373"),
+    # The accessibility check of the browser tests (tests/browser/test_accessibility.py): injected
+    # into the page by the tests only, never shipped in dist/.
+    npm("axe-core", "4.14.1", "axe.min.js", "29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c"),
     # The deck's fonts, shipped in dist/fonts/ and declared in deck/css/theme.css: Arimo for
     # text (Arial's metrics, which the slides' layout is measured with), DejaVu Sans Mono for
     # code, DejaVu Sans for the symbols Arimo lacks (≈ ≤ ∈ ⁻…).
