@@ -97,6 +97,12 @@ function apply({ layout, slideHeight }) {
   root.style.setProperty("--dp-slide-height", `${slideHeight}px`);
 }
 
+function clearScaling(slides) {
+  for (const property of ["width", "height", "left", "top", "right", "bottom", "zoom", "transform"]) {
+    slides.style.removeProperty(property);
+  }
+}
+
 // A sideways swipe this long (and mostly sideways) changes slide in the reflow layout.
 const SWIPE_MIN_PX = 60;
 
@@ -143,6 +149,9 @@ export function SlideLayout() {
         current = next;
         apply(next);
         reveal.configure(revealOptions(next));
+        // reveal leaves the scaled slide's size and transform in place when its
+        // layout is turned off: the page's width is the slides' width again.
+        if (next.layout === LAYOUT.REFLOW) clearScaling(reveal.getSlidesElement());
         // Each slide starts at its top again in the reflow layout.
         document.dispatchEvent(new CustomEvent(LAYOUT_CHANGED));
       });

@@ -153,3 +153,19 @@ def test_on_an_upright_tablet_every_button_is_a_44_px_target(new_deck, deck_url,
     print(f"\ntableta 768×1024: {checked} botones medidos")
     assert checked > 100
     assert small == {}
+
+
+def test_turning_the_window_switches_between_pages_and_slides(new_deck, deck_url):
+    deck = new_deck(deck_url + "index.html?autorun=0#/codo")
+    deck.wait_for_cells()
+    page = deck.page
+    slide_width = "() => Math.round(Reveal.getCurrentSlide().getBoundingClientRect().width)"
+    assert page.get_attribute("html", "data-layout") == "slides"
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_function("() => document.documentElement.dataset.layout === 'reflow'")
+    deck.settle()
+    assert page.evaluate(slide_width) == 390
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.wait_for_function("() => document.documentElement.dataset.layout === 'slides'")
+    deck.settle()
+    assert page.evaluate(slide_width) == round(1280 * page.evaluate("() => Reveal.getScale()"))
