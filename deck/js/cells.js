@@ -94,7 +94,7 @@ export class Cell {
     this.resetButton = button("reset", "↺ Original", "Volver al código original (se puede deshacer con Ctrl+Z)", () =>
       this.reset(),
     );
-    this.zoomButton = button("zoom", "⤢", "Ampliar la celda (Z)", () =>
+    this.zoomButton = button("zoom", "⛶", "Ampliar la celda (Z)", () =>
       this.element.dispatchEvent(new CustomEvent(ZOOM_REQUEST, { bubbles: true })),
     );
     this.zoomButton.setAttribute("aria-label", "Ampliar la celda");

@@ -68,8 +68,10 @@ export default {
     // once when the page is left).
     saveDelayMs: 250,
 
-    // A run keeps the previous output on screen until its own text has been
-    // coming for this long (or it ends): a quick rerun never blanks a cell.
+    // A run keeps the previous output, figures included, where it is until its
+    // own output is complete; what it prints shows, once it has lasted this
+    // long, in a live tail laid over the bottom of that output (the slide never
+    // moves, and a quick rerun shows nothing in between).
     streamAfterMs: 1000,
 
     // ...and marks that previous output as being recomputed only after this
