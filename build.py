@@ -2,8 +2,13 @@
 """Construye, sirve y prueba el mazo dpdeck: un sitio estático que funciona sin conexión.
 
     python3 build.py                     construye dist/
-    python3 build.py serve [--port N]    construye y sirve dist/ en http://localhost:N/
+    python3 build.py serve [--port N] [--host DIRECCIÓN]
+                                         construye y sirve dist/ (por defecto en http://127.0.0.1:8000/;
+                                         --host 0.0.0.0 lo sirve a toda la red local, para una clase)
     python3 build.py test [args pytest]  construye y ejecuta todas las pruebas
+    python3 build.py bench [--rounds N] [--compare CARPETA] [--no-cells]
+                                         construye y compara el arranque en Chromium con el
+                                         de una página de Pyodide sin más (py/deckbuild/bench.py)
 
 Opciones: --pyodide-dist RUTA (carpeta o .tar.bz2/.tar.gz de la distribución
 oficial de Pyodide 0.27.7), --slides CARPETA, --out CARPETA, --keep-going (mientras
@@ -14,15 +19,18 @@ La variable DPDECK_CACHE cambia la carpeta de descargas y resultados (.cache/).
 
 Este archivo es el arranque y la línea de órdenes; la construcción está en
 py/deckbuild/ (ver ARCHITECTURE.md). Hasta tener `.venv` solo usa la biblioteca
-estándar: prepara `.venv` (pip install -e '.[dev]') y `node_modules` (npm ci) y
-luego se vuelve a ejecutar con `.venv/bin/python`, donde ya puede importar
-markdown-it-py.
+estándar: prepara `.venv` (pip install --require-hashes -r requirements.lock y
+luego el proyecto con --no-deps) y `node_modules` (npm ci) y luego se vuelve a
+ejecutar con `.venv/bin/python`, donde ya puede importar markdown-it-py.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import platform
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -32,12 +40,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "py"))
 # Standard library only: these modules of the build package import nothing else.
 from deckbuild.commands import run_command, step  # noqa: E402
 from deckbuild.errors import BuildError  # noqa: E402
-from deckbuild.files import hash_file  # noqa: E402
+from deckbuild.files import hash_bytes, hash_file  # noqa: E402
 from deckbuild.paths import DEFAULT_OUT, DEFAULT_SLIDES, NODE_MODULES, ROOT, VENV  # noqa: E402
 
-OPTIONS_WITH_VALUE = ("--port", "--pyodide-dist", "--slides", "--out")
+OPTIONS_WITH_VALUE = ("--port", "--host", "--pyodide-dist", "--slides", "--out")
 FLAGS = ("--keep-going", "--no-browser")
+SERVE_OPTIONS = ("port", "host")
+DEFAULT_PORT = 8000
+DEFAULT_HOST = "127.0.0.1"
+NODE_MAJOR = 18   # esbuild's "engines"
 NO_BROWSER_LINE = "sin navegador: las pruebas del navegador no se ejecutaron (--no-browser)"
+# The build and test environment, every package pinned with its SHA-256 (README: «Las dependencias»).
+LOCK_FILE = ROOT / "requirements.lock"
+VENV_STAMP = VENV / ".dpdeck-environment.sha256"
 
 
 # ---------------------------------------------------------------------------
@@ -48,37 +63,76 @@ def locate_venv_python() -> Path:
     return VENV / "bin" / "python"
 
 
-def ensure_venv() -> None:
-    """Create or refresh .venv from pyproject.toml when it changed."""
-    stamp = VENV / ".dpdeck-pyproject.sha256"
-    wanted = hash_file(ROOT / "pyproject.toml")
-    if locate_venv_python().exists() and stamp.exists() and stamp.read_text().strip() == wanted:
-        return
-    with step("entorno Python .venv (pip install -e '.[dev]')"):
-        if not locate_venv_python().exists():
-            run_command([sys.executable, "-m", "venv", VENV], what="python3 -m venv .venv")
-        run_command([locate_venv_python(), "-m", "pip", "install", "--disable-pip-version-check",
-                     "--progress-bar", "on", "-e", ".[dev]"], what="pip install -e '.[dev]'")
-        stamp.write_text(wanted + "\n")
+def describe_python_environment() -> str:
+    """What .venv is made from: the lock, pyproject.toml and this Python; any change rebuilds it."""
+    parts = [hash_file(LOCK_FILE), hash_file(ROOT / "pyproject.toml"), sys.implementation.name,
+             ".".join(map(str, sys.version_info[:3])), platform.machine()]
+    return hash_bytes("\0".join(parts).encode())
+
+
+def find_base_python() -> str:
+    """The Python .venv is created from: this one, or the one .venv was made from when running inside it."""
+    if Path(sys.prefix).resolve() == VENV.resolve():
+        return getattr(sys, "_base_executable", sys.executable)
+    return sys.executable
+
+
+def ensure_venv() -> bool:
+    """Create .venv anew from requirements.lock when it, pyproject.toml or the Python changed.
+
+    Every package comes from the lock with --require-hashes (a file whose SHA-256
+    is not the locked one is refused); then the project itself, with --no-deps
+    and no build isolation, so pip downloads nothing that is not locked.
+    Returns whether .venv was (re)built.
+    """
+    if not LOCK_FILE.is_file():
+        raise BuildError(f"falta {LOCK_FILE.name}: las versiones de Python del proyecto están en él")
+    wanted = describe_python_environment()
+    if locate_venv_python().exists() and VENV_STAMP.exists() and VENV_STAMP.read_text().strip() == wanted:
+        return False
+    base = find_base_python()
+    probe = subprocess.run([base, "-c", "import ensurepip, venv"], capture_output=True)
+    if probe.returncode != 0:
+        raise BuildError("este Python no puede crear entornos virtuales (faltan venv/ensurepip); "
+                         "en Debian: apt-get install python3-venv")
+    with step(f"entorno Python .venv ({LOCK_FILE.name}, con --require-hashes)"):
+        # Made anew: a package the lock no longer names must not linger.
+        VENV_STAMP.unlink(missing_ok=True)
+        run_command([base, "-m", "venv", "--clear", VENV], what="python3 -m venv --clear .venv")
+        pip = [locate_venv_python(), "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "on"]
+        run_command([*pip, "--require-hashes", "-r", LOCK_FILE], what=f"pip install -r {LOCK_FILE.name}")
+        run_command([*pip, "--no-deps", "--no-build-isolation", "--no-index", "-e", "."],
+                    what="pip install --no-deps -e .")
+        VENV_STAMP.write_text(wanted + "\n")
+    return True
 
 
 def ensure_node_modules() -> None:
     """Run npm ci when node_modules is missing or package-lock.json changed."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        raise BuildError(f"hace falta Node.js ≥ {NODE_MAJOR} con npm (no se encuentran «node» o «npm» en PATH)")
+    check_node_version()
     stamp = NODE_MODULES / ".dpdeck-package-lock.sha256"
     wanted = hash_file(ROOT / "package-lock.json")
     if stamp.exists() and stamp.read_text().strip() == wanted:
         return
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        raise BuildError("hace falta Node.js ≥ 20 con npm (no se encuentran «node» o «npm» en PATH)")
     with step("dependencias de Node (npm ci)"):
         # No install scripts: esbuild runs through its platform package from the JS API.
         run_command(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], what="npm ci")
         stamp.write_text(wanted + "\n")
 
 
-def reexec_in_venv() -> None:
+def check_node_version() -> None:
+    """esbuild and KaTeX need Node ≥ NODE_MAJOR; an older one would fail later with a JS error."""
+    found = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    major = found.lstrip("v").split(".")[0]
+    if not major.isdigit() or int(major) < NODE_MAJOR:
+        raise BuildError(f"hace falta Node.js ≥ {NODE_MAJOR}; el de PATH es {found or 'desconocido'}")
+
+
+def reexec_in_venv(rebuilt: bool = False) -> None:
     """Continue under .venv/bin/python so markdown-it-py and dpdeck can be imported."""
-    if Path(sys.prefix).resolve() == VENV.resolve():
+    if Path(sys.prefix).resolve() == VENV.resolve() and not rebuilt:
         return
     sys.stdout.flush()
     os.execv(locate_venv_python(), [str(locate_venv_python()), str(Path(__file__).resolve()), *sys.argv[1:]])
@@ -107,16 +161,56 @@ def parse_arguments(argv: list[str]) -> tuple[str, dict, list[str]]:
         elif argument in ("-h", "--help") and command != "test":
             print(__doc__)
             sys.exit(0)
-        elif command == "build" and argument in ("build", "serve", "test") and not rest:
+        elif command == "build" and argument in ("build", "serve", "test", "bench") and not rest:
             command = argument
-        elif command == "test":
+        elif command in ("test", "bench"):
             rest.append(argument)
         else:
             raise BuildError(f"argumento desconocido «{argument}» (ver python3 build.py --help)")
         index += 1
     if options.get("no_browser") and command != "test":
         raise BuildError("--no-browser solo tiene sentido con «test»")
+    for name in SERVE_OPTIONS:
+        if name in options and command != "serve":
+            raise BuildError(f"--{name} solo tiene sentido con «serve»")
     return command, options, rest
+
+
+def parse_port(text: str) -> int:
+    """--port: a whole number from 0 (any free port) to 65535."""
+    value = text.strip()
+    if not (value.isascii() and value.isdigit()) or not 0 <= int(value) <= 65535:
+        raise BuildError(f"--port {text!r} no es un puerto válido: se espera un número entero de 0 a 65535 "
+                         f"(por ejemplo --port {DEFAULT_PORT}; 0 elige uno libre)")
+    return int(value)
+
+
+def parse_host(text: str) -> str:
+    """--host: an IP address or a name of this machine that can be served on."""
+    value = text.strip()
+    if value.startswith("[") and value.endswith("]"):
+        value = value[1:-1]
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        pass
+    try:
+        socket.getaddrinfo(value, None, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError, ValueError):
+        raise BuildError(f"--host {text!r} no es una dirección de esta máquina: usa {DEFAULT_HOST} "
+                         "(solo este ordenador) o 0.0.0.0 (toda la red local)") from None
+    return value
+
+
+def check_options(options: dict) -> None:
+    """Values that would only fail after a long build are checked first."""
+    if "port" in options:
+        options["port"] = parse_port(options["port"])
+    if "host" in options:
+        options["host"] = parse_host(options["host"])
+    for name in ("slides", "out", "pyodide_dist"):
+        if name in options and not str(options[name]).strip():
+            raise BuildError(f"--{name.replace('_', '-')} necesita una ruta")
 
 
 def run_tests(out: Path, slides: Path, pytest_args: list[str], *, no_browser: bool) -> int:
@@ -137,12 +231,20 @@ def run_tests(out: Path, slides: Path, pytest_args: list[str], *, no_browser: bo
 
 
 def main(argv: list[str]) -> int:
+    # A terminal whose encoding lacks «·», «✓» or «ε» gets a replacement, never a traceback.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
     command, options, pytest_args = parse_arguments(argv)
+    check_options(options)
+    if command == "serve":
+        from deckbuild.server import check_address
+        check_address(options.get("host", DEFAULT_HOST), options.get("port", DEFAULT_PORT))
     if sys.version_info < (3, 11):
         raise BuildError("hace falta Python ≥ 3.11")
-    ensure_venv()
+    rebuilt = ensure_venv()
     ensure_node_modules()
-    reexec_in_venv()
+    reexec_in_venv(rebuilt)
     from deckbuild.pipeline import build   # needs .venv (markdown-it-py)
 
     out = Path(options.get("out", DEFAULT_OUT)).resolve()
@@ -151,9 +253,12 @@ def main(argv: list[str]) -> int:
           keep_going=options.get("keep_going", False))
     if command == "serve":
         from deckbuild.server import serve
-        serve(out, int(options.get("port", 8000)))
+        serve(out, options.get("port", DEFAULT_PORT), options.get("host", DEFAULT_HOST))
     elif command == "test":
         return run_tests(out, slides, pytest_args, no_browser=options.get("no_browser", False))
+    elif command == "bench":
+        from deckbuild.bench import run_benchmark
+        return run_benchmark(out, Path(options["pyodide_dist"]) if options.get("pyodide_dist") else None, pytest_args)
     return 0
 
 

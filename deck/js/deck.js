@@ -1,5 +1,5 @@
 // The live deck, as a reveal.js plugin: turns every `.cell` into a live cell,
-// boots Python in a worker once the first slide is on screen, and shows
+// takes over Python's worker (started by the page's first script), and shows
 // Python's state (the status chip and <html data-python>).
 //
 // Page hooks it owns: <html data-python="off|loading|ready|error"> and
@@ -12,13 +12,10 @@ import defaults from "./config.js";
 import { EditStore } from "./storage.js";
 import { PYTHON_STATE, PythonRuntime, RUNTIME_EVENT } from "./python.js";
 import { FILE_PAGE_CELL_NOTE, FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
+import { WORKER_URL } from "./earlyworker.js";
 import { LAYOUT_CHANGED } from "./layout.js";
 import { PYTHON_CHOICE_CHANGED, downloadMegabytes, downloadsOnOpen, setDownloadsOnOpen } from "./pythonchoice.js";
 import { autorunEnabled, deckBaseUrl, deckPath, isFilePage, isPrintPdf, isReceiver, pythonAllowed } from "./page.js";
-
-// Resolved while the page's classic script runs: the worker sits next to it,
-// so the deck works under any sub-path.
-const WORKER_URL = new URL("worker.js", document.currentScript ? document.currentScript.src : `${deckBaseUrl}js/`).href;
 
 const RECEIVER_MESSAGE = "Esta vista solo refleja las diapositivas; ejecuta las celdas en la ventana principal.";
 const NOT_DOWNLOADED_SUMMARY = "Python sin descargar: se descarga al ejecutar una celda";
@@ -27,10 +24,6 @@ const NOT_DOWNLOADED_DETAIL =
   "descarga la primera vez que ejecutes una celda, o ahora con «Descargar». El índice (M) " +
   "recuerda si este dispositivo lo descarga al abrir las diapositivas.";
 const D_KEY = 68;
-
-function afterFirstPaint(callback) {
-  requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(callback, 0)));
-}
 
 function whenIdle(callback) {
   if ("requestIdleCallback" in window) window.requestIdleCallback(callback, { timeout: 200 });
@@ -70,7 +63,13 @@ class LiveDeck {
       this.status.show(PYTHON_STATE.OFF, isFilePage ? { summary: FILE_PAGE_SUMMARY, detail: FILE_PAGE_MESSAGE } : {});
       this.status.setRestoreEnabled(false);
     }
-    if (this.runtime) this.watchRuntime();
+    if (this.runtime) {
+      this.watchRuntime();
+      // Python has been booting since the page's first script started its worker
+      // (firstpaint.js), unless this device waits for a run to download it
+      // (pythonchoice.js: a phone, a metered connection, or the person's choice).
+      if (downloadsOnOpen()) this.runtime.start();
+    }
     document.addEventListener("cell-edited", () => this.updateRestoreButton());
     // The slide's shape, the code size or a zoomed cell changed the room cells have.
     document.addEventListener(LAYOUT_CHANGED, () => this.cells.forEach((cell) => cell.refit()));
@@ -101,7 +100,7 @@ class LiveDeck {
     });
   }
 
-  /** Once reveal is ready: the cells on screen first, the rest when the page is idle; then Python. */
+  /** Once reveal is ready: the cells on screen first, the rest when the page is idle. */
   start(reveal) {
     this.reveal = reveal;
     const all = Array.from(document.querySelectorAll(".cell[data-cell-id]"));
@@ -111,11 +110,8 @@ class LiveDeck {
     first.forEach((element) => this.enhance(element));
     this.enhanceLater(rest);
     reveal.on("slidechanged", (event) => this.cellsIn(event.currentSlide).forEach((cell) => cell.refresh()));
-    if (!this.runtime) return;
-    // Python downloads now, or (a phone, a metered connection, or the person's
-    // choice) when a cell is first run: nothing of it is fetched before.
-    if (downloadsOnOpen()) afterFirstPaint(() => this.runtime.start());
-    else this.offerPython();
+    // Not downloading: nothing of Python is fetched until a cell runs or the chip's «Descargar».
+    if (this.runtime && this.runtime.state === PYTHON_STATE.OFF) this.offerPython();
   }
 
   /** The chip while Python is off on a page that can run it: it says so and offers the download. */

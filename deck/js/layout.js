@@ -16,9 +16,12 @@
 //           1280 px slide to the phone's width (code at 5 px) and rebuilds the
 //           slides' markup, which the live cells cannot survive.
 //
-// main.js asks `initialLayout` for the reveal options before reveal starts;
-// the plugin follows the window when it is resized or turned.
+// The page's first script (firstpaint.js) applies the layout before the slides
+// are parsed, so the first slide is painted as reveal will lay it out; main.js
+// asks `initialLayout` for the reveal options before reveal starts; the plugin
+// follows the window when it is resized or turned.
 
+import config from "./config.js";
 import { isPrintPdf, isReceiver } from "./page.js";
 
 // Print and the speaker view's mirrors keep the authored 16:9 slide.
@@ -49,30 +52,26 @@ export function slideHeightFor(width, height, { slideWidth, slideHeight, maxSlid
   return Math.min(maxSlideHeight, Math.max(slideHeight, fitting));
 }
 
-// The slide size the deck is authored at (config.js), before any window changed it.
-let authored = null;
-
-/** reveal options for the window as it is now; main.js merges them into the deck's settings. */
-export function initialLayout(config) {
-  authored = { width: config.width, height: config.height, touch: config.touch, center: config.center };
-  const state = describeWindow(config.dpdeck.layout);
-  apply(state);
-  return revealOptions(state);
-}
-
-function describeWindow(settings) {
-  const width = window.innerWidth;
-  const height = window.innerHeight;
+/** The layout and the slide's height for a window (config.js holds the authored size). */
+export function windowLayout(width = window.innerWidth, height = window.innerHeight) {
+  const settings = config.dpdeck.layout;
   const layout = chooseLayout(width, height, settings);
   const slideHeight =
     layout === LAYOUT.SLIDES
       ? slideHeightFor(width, height, {
-          slideWidth: authored.width,
-          slideHeight: authored.height,
+          slideWidth: config.width,
+          slideHeight: config.height,
           maxSlideHeight: settings.maxSlideHeight,
         })
-      : authored.height;
+      : config.height;
   return { layout, slideHeight };
+}
+
+/** reveal options for the window as it is now; main.js merges them into the deck's settings. */
+export function initialLayout() {
+  const state = windowLayout();
+  applyLayout(state);
+  return revealOptions(state);
 }
 
 function revealOptions({ layout, slideHeight }) {
@@ -84,16 +83,16 @@ function revealOptions({ layout, slideHeight }) {
     scrollActivationWidth: null,
     // In the reflow layout a slide scrolls up and down; sideways swipes still change
     // slides (the plugin's own, since reveal's touch handler blocks scrolling).
-    touch: reflow ? false : authored.touch,
-    center: reflow ? false : authored.center,
+    touch: reflow ? false : config.touch,
+    center: reflow ? false : config.center,
   };
 }
 
 /** The page's side of a layout: <html data-layout> and the slide height the theme sizes cells by. */
-function apply({ layout, slideHeight }) {
+export function applyLayout({ layout, slideHeight }) {
   const root = document.documentElement;
   root.dataset.layout = layout;
-  root.dataset.slideShape = slideHeight > authored.height ? "tall" : "wide";
+  root.dataset.slideShape = slideHeight > config.height ? "tall" : "wide";
   root.style.setProperty("--dp-slide-height", `${slideHeight}px`);
 }
 
@@ -139,15 +138,14 @@ export function SlideLayout() {
   return {
     id: "dpdeck-layout",
     init(reveal) {
-      const settings = reveal.getConfig().dpdeck.layout;
-      let current = describeWindow(settings);
+      let current = windowLayout();
       watchSwipes(reveal);
       if (FIXED) return;
       window.addEventListener("resize", () => {
-        const next = describeWindow(settings);
+        const next = windowLayout();
         if (next.layout === current.layout && next.slideHeight === current.slideHeight) return;
         current = next;
-        apply(next);
+        applyLayout(next);
         reveal.configure(revealOptions(next));
         // reveal leaves the scaled slide's size and transform in place when its
         // layout is turned off: the page's width is the slides' width again.

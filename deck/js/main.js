@@ -39,4 +39,4 @@ const plugins = [
   SlideFocus(),
   LiveCells(),
 ].filter(Boolean);
-Reveal.initialize({ ...config, ...initialLayout(config), plugins }).catch((error) => console.error("dpdeck:", error));
+Reveal.initialize({ ...config, ...initialLayout(), plugins }).catch((error) => console.error("dpdeck:", error));

@@ -8,6 +8,7 @@
 // if the cell does not react in time (code stuck inside C), the worker is
 // terminated and a fresh one boots on its own.
 
+import { takeEarlyWorker } from "./earlyworker.js";
 import { EVENT, REQUEST, RUN_STATUS } from "./protocol.js";
 
 /** Python's state in the page, also shown as <html data-python>. */
@@ -70,7 +71,8 @@ export class PythonRuntime extends EventTarget {
     this.setState(PYTHON_STATE.LOADING);
     let worker;
     try {
-      worker = new Worker(this.workerUrl);
+      // The first boot takes the worker the page's first script started (already booting).
+      worker = takeEarlyWorker() || new Worker(this.workerUrl);
     } catch (error) {
       this.fail({ step: WORKER_STEP, message: error.message || String(error) });
       return;

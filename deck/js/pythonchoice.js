@@ -1,13 +1,14 @@
 // Whether this device downloads Python (Pyodide, numpy, matplotlib: about
 // 27 MB) as soon as the slides open, or only when a cell is run. The one owner
-// of that choice: the deck (deck.js) reads it when it starts, the menu changes
-// it, and it is remembered on this device.
+// of that choice: the page's first script (firstpaint.js) starts Python's
+// worker only if so, the deck (deck.js) then adopts it or offers the
+// download, the menu changes it, and it is remembered on this device.
 //
 // Without a choice of its own, a device downloads at once unless it asks to
 // save data (navigator.connection.saveData, a metered connection) or shows
 // the slides as pages (a phone or an upright tablet): those wait for a run.
 
-import { LAYOUT } from "./layout.js";
+import { LAYOUT, windowLayout } from "./layout.js";
 import { Preference } from "./preferences.js";
 
 const preference = new Preference("download-python", (text) =>
@@ -20,7 +21,7 @@ function savesData() {
 
 /** True when Python should start downloading as soon as the slides open. */
 export function downloadsOnOpen() {
-  const fallback = !savesData() && document.documentElement.dataset.layout !== LAYOUT.REFLOW;
+  const fallback = !savesData() && windowLayout().layout !== LAYOUT.REFLOW;
   return preference.load(fallback);
 }
 

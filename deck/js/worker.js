@@ -6,7 +6,9 @@
 // {id, ok, result | error} to each, and events {type, payload} without id;
 // plain data only. Boot stages: runtime (runtime.json), core (Pyodide:
 // download, then compile and start the interpreter, `downloading` false),
-// packages (numpy, matplotlib…), wheel (dpdeck), warmup (first imports), ready.
+// packages (numpy, matplotlib…), wheel (dpdeck), warmup (first imports and
+// a throwaway figure), ready. The boot starts when the worker does (the
+// page's first script creates it); the page's "boot" request waits for it.
 //
 // Every file is fetched from the deck's own server: a request to any other
 // origin is refused before it leaves the browser.
@@ -24,7 +26,7 @@ import {
 } from "./protocol.js";
 
 const PROGRESS_INTERVAL_MS = 100;
-const WARM_IMPORTS = ["numpy", "matplotlib", "matplotlib.pyplot", "dpdeck", "dpdeck.cellrun"];
+const WARM_IMPORTS = ["numpy", "matplotlib", "matplotlib.pyplot", "dpdeck", "dpdeck.cellrun", "dpdeck.figures"];
 
 const state = {
   pyodide: null,
@@ -97,66 +99,71 @@ function startDownload() {
   };
 }
 
-function countingResponse(response, ended) {
+// The bytes are counted on a clone and Pyodide gets the response the network
+// gave: a Response rebuilt in JS is never code-cached, so wrapping
+// pyodide.asm.wasm made Chromium compile the interpreter again on every visit.
+function countResponse(response, ended) {
   if (!response.body) {
     ended();
     return response;
   }
-  const reader = response.body.getReader();
-  const stream = new ReadableStream({
-    async pull(controller) {
-      let chunk;
-      try {
-        chunk = await reader.read();
-      } catch (error) {
-        ended();
-        throw error;
-      }
-      if (chunk.done) {
-        ended();
-        controller.close();
-        return;
-      }
-      addLoadedBytes(chunk.value.byteLength);
-      controller.enqueue(chunk.value);
-    },
-    cancel(reason) {
-      ended();
-      return reader.cancel(reason);
-    },
-  });
-  // Keeping status and headers lets WebAssembly.instantiateStreaming accept it.
-  return new Response(stream, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
+  const reader = response.clone().body.getReader();
+  const pump = () =>
+    reader.read().then(
+      (chunk) => {
+        if (chunk.done) {
+          ended();
+          return;
+        }
+        addLoadedBytes(chunk.value.byteLength);
+        pump();
+      },
+      () => ended(),
+    );
+  pump();
+  return response;
+}
+
+// The wheels the boot loads are requested as soon as runtime.json names them,
+// while the interpreter starts; Pyodide's own request for each (same file,
+// same integrity) is then answered with that response, and only then counted:
+// until the packages stage, the interpreter's own files are what the boot waits for.
+const preloaded = new Map(); // URL → Promise<Response>
+
+function preload(files, baseUrl) {
+  for (const { file, integrity } of files) {
+    const url = new URL(file, baseUrl);
+    if (url.origin !== self.location.origin) throw new TypeError(blockedMessage(url));
+    const response = nativeFetch(url.href, { integrity });
+    response.catch(() => {});
+    preloaded.set(url.href, response);
+  }
 }
 
 self.fetch = async function guardedFetch(input, init) {
   const url = resolveUrl(input);
   if (url.origin !== self.location.origin) throw new TypeError(blockedMessage(url));
+  const early = preloaded.get(url.href);
+  preloaded.delete(url.href);
   // Counted from the request on: a response that has not started is still a download.
   const ended = startDownload();
   let response;
   try {
-    response = await nativeFetch(input, init);
+    response = await (early || nativeFetch(input, init));
   } catch (error) {
     ended();
     failBoot(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
     throw error;
   }
   if (!response.ok) failBoot(`No se pudo descargar ${displayPath(url)}: HTTP ${response.status}`);
-  return countingResponse(response, ended);
+  return countResponse(response, ended);
 };
 
 // Pyodide does not always give up when one of its files fails to download (a
 // missing .wasm leaves loadPyodide pending forever), so a failed download
-// during boot ends the boot at once, naming the file.
-let rejectBoot = null;
-
+// during boot ends the boot at once, naming the file (after it, nothing).
 function failBoot(message) {
-  if (rejectBoot) rejectBoot(new Error(message));
+  if (bootRun) bootRun.fail(new Error(message));
 }
 
 function displayPath(url) {
@@ -255,10 +262,104 @@ async function step(name, action) {
   return Math.round(performance.now() - started);
 }
 
-async function boot({ base, interruptBuffer }) {
-  // The page starts a new worker for each boot.
-  if (state.pyodide) throw new Error("Python ya está arrancado en este worker.");
-  const baseUrl = new URL(base || "../", self.location.href);
+// Pure-Python packages that are shipped but not loaded at boot (runtime.json's
+// lazyPackages): the first import of one of them fetches its wheel
+// synchronously (a worker may), checks its SHA-256 and unpacks it into
+// site-packages. Run once, in a namespace of its own.
+const LAZY_PACKAGES_PY = `
+import hashlib
+import importlib
+import io
+import sys
+import zipfile
+
+import js
+
+
+class LazyPackages:
+    """Installs a shipped pure-Python package the first time something imports it."""
+
+    def __init__(self, packages, site_packages):
+        self.by_import = {}
+        for package in packages:
+            for name in package["imports"]:
+                self.by_import[name] = package
+        self.site_packages = site_packages
+
+    def find_spec(self, fullname, path=None, target=None):
+        package = self.by_import.get(fullname.partition(".")[0])
+        if package is None:
+            return None
+        for name in package["imports"]:
+            self.by_import.pop(name, None)
+        self.install(package)
+        return None  # the regular finders now find it in site-packages
+
+    def install(self, package):
+        request = js.XMLHttpRequest.new()
+        request.open("GET", package["url"], False)
+        request.responseType = "arraybuffer"
+        request.send(None)
+        if request.status != 200:
+            raise ImportError(f"no se pudo descargar {package['url']} (HTTP {request.status})")
+        data = request.response.to_bytes()
+        if hashlib.sha256(data).hexdigest() != package["sha256"]:
+            raise ImportError(f"{package['url']} no es el archivo que espera runtime.json (SHA-256)")
+        with zipfile.ZipFile(io.BytesIO(data)) as wheel:
+            wheel.extractall(self.site_packages)
+        importlib.invalidate_caches()
+
+
+def install_lazy_packages(packages, site_packages):
+    sys.meta_path.insert(0, LazyPackages(packages, site_packages))
+`;
+
+// Run once before "ready": the first figure a lecturer asks for then costs no
+// more than the next ones (matplotlib's drawing, FreeType, mathtext's parser
+// and the PNG writer all do their one-time work here).
+const WARMUP_CELL = `
+import matplotlib.pyplot as plt
+
+figure, axes = plt.subplots()
+axes.plot([0, 1], [0, 1], label=r"$\\varepsilon = 1$")
+axes.set_xlabel("x")
+axes.set_title("arranque")
+axes.legend()
+`;
+
+async function fetchBytes(url, integrity) {
+  const response = await self.fetch(url, integrity ? { integrity } : {});
+  if (!response.ok) throw new Error(`No se pudo descargar ${displayPath(new URL(url))}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+// The page's SharedArrayBuffer for Stop comes with its "boot" request, before
+// or after the interpreter is up.
+function applyInterruptBuffer() {
+  if (state.pyodide && state.interruptBuffer && !state.interruptSet) {
+    state.pyodide.setInterruptBuffer(takeOnRead(state.interruptBuffer));
+    state.interruptSet = true;
+  }
+}
+
+function installLazyPackages(pyodide, runtime, baseUrl, sitePackages) {
+  const namespace = pyodide.toPy({});
+  pyodide.runPython(LAZY_PACKAGES_PY, { globals: namespace });
+  const install = namespace.get("install_lazy_packages");
+  const packages = pyodide.toPy(
+    (runtime.lazyPackages || []).map((entry) => ({ ...entry, url: new URL(entry.file, baseUrl).href })),
+  );
+  try {
+    install(packages, sitePackages);
+  } finally {
+    packages.destroy();
+    install.destroy();
+    namespace.destroy();
+  }
+}
+
+async function boot(base) {
+  const baseUrl = new URL(base, self.location.href);
   const timings = {};
   const bootStarted = performance.now();
   let runtime;
@@ -267,6 +368,10 @@ async function boot({ base, interruptBuffer }) {
   });
   state.totalBytes = runtime.bytes || 0;
   const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
+  // The wheels download while the interpreter starts.
+  preload(runtime.preload || [], baseUrl);
+  const wheel = fetchBytes(new URL(runtime.wheel, baseUrl).href, runtime.wheelIntegrity);
+  wheel.catch(() => {});
 
   timings.core = await step(BOOT_STAGE.CORE, async () => {
     try {
@@ -287,7 +392,7 @@ async function boot({ base, interruptBuffer }) {
     countImportedScripts();
   });
   const pyodide = state.pyodide;
-  if (interruptBuffer) pyodide.setInterruptBuffer(takeOnRead(interruptBuffer));
+  applyInterruptBuffer();
 
   timings.packages = await step(BOOT_STAGE.PACKAGES, async () => {
     const failures = [];
@@ -298,35 +403,57 @@ async function boot({ base, interruptBuffer }) {
     if (failures.length) throw new Error(`No se pudieron cargar los paquetes: ${failures.join("; ")}`);
   });
 
+  // The dpdeck wheel is unpacked as it is (no installer needed: it has no dependencies to resolve).
+  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
   timings.wheel = await step(BOOT_STAGE.WHEEL, async () => {
-    const micropip = pyodide.pyimport("micropip");
-    try {
-      await micropip.install.callKwargs(new URL(runtime.wheel, baseUrl).href, { deps: false });
-    } finally {
-      micropip.destroy();
-    }
+    pyodide.unpackArchive(await wheel, "wheel", { extractDir: sitePackages });
+    installLazyPackages(pyodide, runtime, baseUrl, sitePackages);
+    pyodide.pyimport("importlib").invalidate_caches();
   });
 
   // Importing here, before "ready", makes the first run as fast as the next ones.
+  // The collector waits until the imports are done, then leaves what they made
+  // out of its later passes (a full pass over matplotlib's objects otherwise
+  // stalls a cell now and then).
   timings.imports = {};
+  const gc = pyodide.pyimport("gc");
+  gc.disable();
   timings.warmup = await step(BOOT_STAGE.WARMUP, async () => {
     for (const name of WARM_IMPORTS) {
       const started = performance.now();
       pyodide.pyimport(name).destroy();
       timings.imports[name] = Math.round(performance.now() - started);
     }
-    state.runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
-    // One empty cell: run_cell loads the rest of dpdeck and settles
-    // matplotlib's backend on its first call, not on the student's.
+    const runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
     const started = performance.now();
-    state.runCell.callKwargs("pass", { cell_id: "arranque" }).destroy();
-    timings.imports.firstCell = Math.round(performance.now() - started);
+    runCell.callKwargs(WARMUP_CELL, { cell_id: "arranque" }).destroy();
+    timings.imports.firstFigure = Math.round(performance.now() - started);
+    state.runCell = runCell;
   });
+  gc.freeze();
+  gc.enable();
+  gc.destroy();
   state.step = BOOT_STAGE.READY;
   state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);
   emitProgress();
   timings.total = Math.round(performance.now() - bootStarted);
   return { result: { timings } };
+}
+
+// One boot per worker, started when the worker starts; a failed download ends it (failBoot).
+let bootRun = null;
+
+function startBoot(base) {
+  if (!bootRun) {
+    let fail;
+    const failed = new Promise((_resolve, reject) => {
+      fail = reject;
+    });
+    const promise = Promise.race([boot(base), failed]);
+    promise.catch(() => {});
+    bootRun = { promise, fail };
+  }
+  return bootRun.promise;
 }
 
 // ---------------------------------------------------------------- run
@@ -412,12 +539,13 @@ async function run({ runId, cellId, source }) {
 }
 
 const HANDLERS = {
-  [REQUEST.BOOT]: (payload) =>
-    new Promise((resolve, reject) => {
-      rejectBoot = reject;
-      boot(payload).then(resolve, reject);
-    }).finally(() => {
-      rejectBoot = null;
-    }),
+  [REQUEST.BOOT]: ({ base, interruptBuffer }) => {
+    state.interruptBuffer = interruptBuffer || null;
+    applyInterruptBuffer();
+    return startBoot(base || "../");
+  },
   [REQUEST.RUN]: async (payload) => run(payload),
 };
+
+// Python starts loading now, not when the page gets round to asking ("../": the deck's folder).
+startBoot("../");

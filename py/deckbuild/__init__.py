@@ -3,6 +3,7 @@
     pins        the pin table: every outside file, by version and SHA-256
     fetch       verified downloads, cached by SHA-256
     pyodide     Pyodide's core and the wheels the deck ships, checked against its lock
+    precompile  those archives (and the dpdeck wheel) as bytecode, compiled by Pyodide itself
     markdown    the slides' Markdown dialect (markdown-it)
     slides      Markdown → `Deck`/`Slide`/`Cell` records (the one reader)
     typeset     formulas, with KaTeX
@@ -10,10 +11,11 @@
     render      the page: reveal.js sections and cells with their output
     package     esbuild bundles, the dpdeck wheel, shipped files, the manifest
     pipeline    the build in order, in a temporary folder
-    server      the development server (COOP/COEP, ETag)
+    server      the server: COOP/COEP, ETag, nosniff, the page's CSP; odd requests get a status
     browser     where the tests' Chromium is
+    bench       `build.py bench`: the deck's boot against a plain Pyodide page, in Chromium
 
-`paths`, `errors`, `files` and `commands` use the standard library only:
-build.py imports them before .venv exists. This package never ships to the
+`paths`, `errors`, `files`, `commands`, `pins` and `server` use the standard
+library only: build.py imports them before .venv exists. This package never ships to the
 browser: the deck's wheel holds `dpdeck` alone.
 """

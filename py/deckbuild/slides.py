@@ -7,7 +7,9 @@ tool that needs the slides or their cells take them from `read_deck`.
     for cell in deck.cells:          # every cell, in reading order
         cell.id, cell.options, cell.source, cell.file, cell.line
 
-A bad source raises `SourceError` with the file and line of the problem.
+A bad source raises `SourceError` with the file and line of the problem: a
+file that is not UTF-8, starts with a byte-order mark, holds control characters
+or no slide at all, as well as a badly written cell, container or attribute.
 """
 
 from __future__ import annotations
@@ -22,9 +24,17 @@ from .markdown import CONTAINERS, is_fence_line, make_markdown
 from .paths import display_path
 
 SLIDE_ATTRIBUTES = ("class", "id")
-CELL_OPTIONS = ("id", "figures", "layout")
+CELL_OPTIONS = ("id", "figures", "layout", "timeout")
 CELL_LAYOUTS = ("side", "stack")
 CELL_ID = re.compile(r"[a-z0-9-]+")
+# Seconds the build lets one cell run (option timeout=…), and the most it accepts.
+CELL_TIME_LIMIT = 60
+CELL_TIME_LIMIT_MAX = 3600
+BYTE_ORDER_MARK = "\ufeff"
+# Characters no slide needs and an editor does not show: C0/C1 controls (but tab and
+# line breaks), and separators markdown-it does not count as line breaks while
+# Python's splitlines does, which would shift every line number after them.
+HIDDEN_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 
 
 class MathKey(NamedTuple):
@@ -45,6 +55,7 @@ class Cell:
     figures: int                # figures the cell declares it draws
     layout: str                 # "side" or "stack"
     options: dict[str, str]     # the options as written on the fence line
+    time_limit: int = CELL_TIME_LIMIT   # seconds the build lets it run
 
     def where(self) -> str:
         return f"{display_path(self.file)}:{self.line}"
@@ -93,7 +104,8 @@ def read_deck(slides_dir: Path) -> Deck:
     slides_dir = Path(slides_dir)
     if not slides_dir.is_dir():
         raise BuildError(f"no existe la carpeta de diapositivas {display_path(slides_dir)}")
-    sources = sorted(slides_dir.glob("*.md"))
+    # Hidden files are an editor's or a system's (".#01.md" locks, "._01.md" on macOS), never slides.
+    sources = sorted(path for path in slides_dir.glob("*.md") if not path.name.startswith("."))
     if not sources:
         raise BuildError(f"no hay diapositivas *.md en {display_path(slides_dir)}")
     md = make_markdown()
@@ -106,20 +118,65 @@ def read_deck(slides_dir: Path) -> Deck:
     return Deck(title, tuple(slides), math)
 
 
+def read_source_text(path: Path) -> str:
+    """A slide file's text with "\\n" line ends, or SourceError at the line of what is wrong with it."""
+    if path.is_dir():
+        raise SourceError(path, 1, "es una carpeta, no un archivo de diapositivas (cámbiale el nombre)")
+    if not path.exists():
+        raise SourceError(path, 1, "no se puede leer: es un enlace a un archivo que no existe")
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise SourceError(path, 1, f"no se puede leer el archivo ({error.strerror or error})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise SourceError(path, line, f"el archivo no es UTF-8 válido (byte 0x{data[error.start]:02x} en la "
+                                      f"columna {column}); guárdalo con la codificación UTF-8") from None
+    if text.startswith(BYTE_ORDER_MARK):
+        raise SourceError(path, 1, "el archivo empieza con una marca de orden de bytes (BOM, U+FEFF), que "
+                                   "convertiría el título en un párrafo; guárdalo como «UTF-8» sin BOM")
+    # markdown-it reads "\r\n" and a lone "\r" as line ends: so do the line numbers here.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    hidden = HIDDEN_CHARACTERS.search(text)
+    if hidden:
+        line = text.count("\n", 0, hidden.start()) + 1
+        column = hidden.start() - (text.rfind("\n", 0, hidden.start()) + 1) + 1
+        raise SourceError(path, line, f"carácter invisible U+{ord(hidden.group()):04X} en la columna {column} "
+                                      "(un carácter de control que ningún editor muestra); bórralo")
+    if not text.strip():
+        raise SourceError(path, 1, "el archivo está vacío: no tiene ninguna diapositiva "
+                                   "(escribe al menos un título «# …» o bórralo)")
+    return text
+
+
 def read_slide_file(md, path: Path, math: dict, seen_ids: dict) -> list[Slide]:
     """One file's slides; records its math in `math` and its cell ids in `seen_ids`."""
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
+    text = read_source_text(path)
+    lines = text.split("\n")
     tokens = md.parse(text, {})
     cells_by_line = collect_cells_and_math(path, lines, tokens, math, seen_ids)
     slides = []
-    for start, end, slide_tokens in split_slides(lines, tokens):
+    segments = split_slides(lines, tokens)
+    for index, (start, end, slide_tokens) in enumerate(segments):
         attributes = read_slide_attributes(path, slide_tokens)
         titles = [token for token in slide_tokens if token.type == "heading_open" and token.tag == "h1"]
         if len(titles) > 1:
             raise SourceError(path, titles[1].map[0] + 1, "una diapositiva solo puede tener un título «#»")
         if not slide_tokens:
-            continue
+            if index == 0 and end == 1 and len(segments) > 2:
+                raise SourceError(path, 1, "el archivo empieza con una línea «---»: ¿una cabecera YAML? "
+                                           "Las diapositivas no la usan; la primera empieza en la línea 1")
+            if index < len(segments) - 1:
+                # Between two "---", or before the first one: almost always a slip.
+                raise SourceError(path, end, "diapositiva vacía: no hay nada antes de esta línea «---» "
+                                             + (f"desde la línea {start} " if start < end else "")
+                                             + "(borra la línea, o escribe la diapositiva)")
+            if not slides:
+                raise SourceError(path, 1, "el archivo no tiene ninguna diapositiva, solo líneas «---»")
+            continue   # a "---" that ends the file
         first = slide_tokens[0].map[0] + 1 if slide_tokens[0].map else start
         body = [token for token in slide_tokens if not is_slide_comment(token)]
         cells = tuple(cells_by_line[token.map[0] + 1] for token in body
@@ -168,7 +225,7 @@ def read_cell(path: Path, token) -> Cell:
     options = parse_cell_options(path, line, token.info.strip())
     source = token.content[:-1] if token.content.endswith("\n") else token.content
     return Cell(options["id"], source, path, line, int(options.get("figures", "0")),
-                options.get("layout", "side"), options)
+                options.get("layout", "side"), options, int(options.get("timeout", CELL_TIME_LIMIT)))
 
 
 def parse_cell_options(path: Path, line: int, info: str) -> dict[str, str]:
@@ -192,11 +249,15 @@ def parse_cell_options(path: Path, line: int, info: str) -> dict[str, str]:
     if not CELL_ID.fullmatch(options["id"]):
         raise SourceError(path, line, f"id de celda no válido «{options['id']}» (solo a-z, 0-9 y -)")
     figures = options.get("figures", "0")
-    if not figures.isdigit():
+    if not (figures.isascii() and figures.isdigit()):
         raise SourceError(path, line, f"figures={figures}: se espera un número entero ≥ 0")
     layout = options.get("layout", "side")
     if layout not in CELL_LAYOUTS:
         raise SourceError(path, line, f"layout={layout}: se admiten {', '.join(CELL_LAYOUTS)}")
+    seconds = options.get("timeout", str(CELL_TIME_LIMIT))
+    if not (seconds.isascii() and seconds.isdigit() and 1 <= int(seconds) <= CELL_TIME_LIMIT_MAX):
+        raise SourceError(path, line, f"timeout={seconds}: se esperan los segundos que la construcción deja "
+                                      f"correr la celda, un número entero de 1 a {CELL_TIME_LIMIT_MAX}")
     return options
 
 

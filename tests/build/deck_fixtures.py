@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -89,3 +90,26 @@ def run_build(slides: Path, out: Path, *extra: str, env: dict | None = None) -> 
     return subprocess.run(
         [sys.executable, str(ROOT / "build.py"), "--slides", str(slides), "--out", str(out), *extra],
         cwd=ROOT, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=600)
+
+
+# What a fresh clone does not have: the machine's installs, caches and build outputs.
+NOT_IN_A_CLONE = (".git", ".venv", "node_modules", ".cache", "dist", "dist.*", "test-artifacts", "__pycache__",
+                  ".pytest_cache", "*.egg-info")
+
+
+def make_clone(folder: Path, *, cache: Path | None = None) -> Path:
+    """A copy of the repository as a fresh clone has it, ready to build without the network.
+
+    node_modules is hard-linked (a test that changes a file there must replace it,
+    not write into it), .venv is this one (the same lock), and the cache gets only
+    the verified downloads (content-addressed, re-hashed on every use): no
+    pre-rendered cell, no matplotlib state.
+    """
+    shutil.copytree(ROOT, folder, ignore=shutil.ignore_patterns(*NOT_IN_A_CLONE), symlinks=True)
+    shutil.copytree(ROOT / "node_modules", folder / "node_modules", copy_function=os.link, symlinks=True)
+    (folder / ".venv").symlink_to(ROOT / ".venv", target_is_directory=True)
+    cache = cache or folder / ".cache"
+    downloads = Path(os.environ.get("DPDECK_CACHE", ROOT / ".cache")) / "files"
+    if downloads.is_dir():
+        shutil.copytree(downloads, cache / "files", copy_function=os.link)
+    return folder

@@ -98,3 +98,81 @@ def test_build_py_starts_with_the_standard_library_only():
     result = subprocess.run([sys.executable, "-S", "-c", probe, str(ROOT)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+# ------------------------------------------------------------ options checked before building
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["serve", "--port", "abc"], "--port 'abc' no es un puerto válido"),
+    (["serve", "--port", "70000"], "--port '70000' no es un puerto válido"),
+    (["serve", "--port", "65536"], "se espera un número entero de 0 a 65535"),
+    (["serve", "--port=-1"], "--port '-1' no es un puerto válido"),
+    (["serve", "--port", "８０００"], "no es un puerto válido"),
+    (["serve", "--host", "no.existe.invalid"], "--host 'no.existe.invalid' no es una dirección de esta máquina"),
+    (["serve", "--host", "192.0.2.1"], "la dirección 192.0.2.1 no es de esta máquina"),
+    (["--port", "9000"], "--port solo tiene sentido con «serve»"),
+    (["test", "--host", "0.0.0.0"], "--host solo tiene sentido con «serve»"),
+    (["--slides"], "--slides necesita un valor"),
+    (["--out="], "--out necesita una ruta"),
+])
+def test_bad_options_stop_before_anything_is_built(arguments, message, tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "build.py"), *arguments], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "diapositivas leídas" not in result.stdout
+
+
+def test_a_busy_port_is_said_before_building(tmp_path):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run([sys.executable, str(ROOT / "build.py"), "serve", "--port", str(port)],
+                                cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert f"el puerto {port} ya lo usa otro programa" in result.stderr, result.stderr
+    assert "diapositivas leídas" not in result.stdout
+
+
+def test_port_and_host_are_parsed():
+    assert build.parse_port("8000") == 8000 and build.parse_port(" 65535 ") == 65535
+    assert build.parse_host("0.0.0.0") == "0.0.0.0" and build.parse_host("[::1]") == "::1"
+    assert build.parse_host("localhost") == "localhost"
+
+
+# ------------------------------------------------------------ the output folder is replaced whole
+
+
+@pytest.mark.parametrize("where", ["diapositivas", "ajena", "archivo"])
+def test_out_never_replaces_a_folder_with_other_work(where, tmp_path):
+    """(--out naming the repository itself is tried on a copy: tests/build/test_toolchain.py.)"""
+    slides = write_deck(tmp_path / "slides", {"00.md": "# Solo texto\n"})
+    out = {"diapositivas": slides, "ajena": tmp_path / "tesis", "archivo": tmp_path / "notas.txt"}[where]
+    if where == "ajena":
+        out.mkdir()
+        (out / "capitulo.tex").write_text("mi trabajo")
+    if where == "archivo":
+        out.write_text("mis notas")
+    before = sorted(path.name for path in out.iterdir()) if out.is_dir() else out.read_text()
+    result = subprocess.run([sys.executable, str(ROOT / "build.py"), "--slides", str(slides), "--out", str(out)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stdout
+    assert "--out" in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert (sorted(path.name for path in out.iterdir()) if out.is_dir() else out.read_text()) == before
+
+
+@pytest.mark.parametrize("cache", ["archivo", "dentro-de-un-archivo"])
+def test_a_cache_that_is_not_a_folder_is_said_plainly(cache, tmp_path):
+    (tmp_path / "archivo").write_text("no es una carpeta")
+    slides = write_deck(tmp_path / "slides", {"00.md": "# Solo texto\n"})
+    path = tmp_path / "archivo" if cache == "archivo" else tmp_path / "archivo" / "cache"
+    result = subprocess.run([sys.executable, str(ROOT / "build.py"), "--slides", str(slides), "--out",
+                             str(tmp_path / "dist")], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "DPDECK_CACHE": str(path)})
+    assert result.returncode == 1
+    assert "no es una carpeta en la que se pueda escribir" in result.stderr and "Traceback" not in result.stderr

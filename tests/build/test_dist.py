@@ -18,6 +18,7 @@ from deck_fixtures import ROOT, SAMPLE_DECK, run_build, write_deck
 from deckbuild.errors import BuildError
 from deckbuild.package import check_stylesheet_urls, read_project_version
 from deckbuild.pins import list_shipped_pins
+from deckbuild.pyodide import LAZY_PACKAGES
 from deckbuild.prerender import read_cached_outcome, write_cached_outcome
 
 
@@ -102,7 +103,11 @@ def test_trimmed_lock_lists_exactly_the_shipped_wheels(dist_dir):
             pending.extend(official["packages"][name]["depends"])
     assert set(lock["packages"]) == expected
     for name, entry in lock["packages"].items():
-        assert entry == official["packages"][name]
+        # Shipped compiled to bytecode (their own SHA-256) and without the packages loaded on demand.
+        unchanged = ("sha256", "depends")
+        assert {key: value for key, value in entry.items() if key not in unchanged} == \
+            {key: value for key, value in official["packages"][name].items() if key not in unchanged}
+        assert set(entry["depends"]) == set(official["packages"][name]["depends"]) - set(LAZY_PACKAGES)
         assert sha256(dist_dir / "pyodide" / entry["file_name"]) == entry["sha256"], name
     wheels = {path.name for path in (dist_dir / "pyodide").glob("*.whl")}
     assert wheels == {entry["file_name"] for entry in lock["packages"].values()}
@@ -111,11 +116,26 @@ def test_trimmed_lock_lists_exactly_the_shipped_wheels(dist_dir):
 def test_runtime_json_describes_the_boot(dist_dir):
     runtime = json.loads((dist_dir / "runtime.json").read_text())
     assert runtime["pyodide"] == "pyodide/"
-    assert runtime["packages"] == ["numpy", "matplotlib", "micropip"]
+    assert runtime["packages"] == ["numpy", "matplotlib"]
     assert (dist_dir / runtime["wheel"]).is_file()
     lock = json.loads((dist_dir / "pyodide" / "pyodide-lock.json").read_text())
+    lazy = {entry["name"]: entry for entry in runtime["lazyPackages"]}
+    assert sorted(lazy) == sorted(LAZY_PACKAGES)
+    for name, entry in lazy.items():
+        assert entry["file"] == "pyodide/" + lock["packages"][name]["file_name"]
+        assert entry["sha256"] == lock["packages"][name]["sha256"] == sha256(dist_dir / entry["file"])
+        assert entry["imports"] == lock["packages"][name]["imports"]
+    def integrity(path):
+        return "sha256-" + base64.b64encode(hashlib.sha256(path.read_bytes()).digest()).decode()
+
+    # What the boot loads is fetched early, each file with its Subresource Integrity.
+    preload = {entry["file"]: entry["integrity"] for entry in runtime["preload"]}
+    assert sorted(preload) == sorted("pyodide/" + entry["file_name"] for name, entry in lock["packages"].items()
+                                     if name not in lazy)
+    assert all(value == integrity(dist_dir / file) for file, value in preload.items())
+    assert runtime["wheelIntegrity"] == integrity(dist_dir / runtime["wheel"])
     boot = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
-    boot += [entry["file_name"] for entry in lock["packages"].values()]
+    boot += [entry["file_name"] for name, entry in lock["packages"].items() if name not in lazy]
     expected = sum((dist_dir / "pyodide" / name).stat().st_size for name in boot)
     assert runtime["bytes"] == expected + (dist_dir / runtime["wheel"]).stat().st_size
     assert len(runtime["version"]) == 16

@@ -1,15 +1,22 @@
-"""The deck's development server (deckbuild.server): isolation headers, wasm MIME type, revalidation with ETag."""
+"""The deck's server (deckbuild.server): isolation headers, wasm MIME type, revalidation with ETag,
+odd requests answered with a status and one log line, nothing from outside the folder, a classroom's addresses."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
+import socket
 import threading
+import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
-from deckbuild.server import make_server
+from deckbuild import server as server_module
+from deckbuild.server import DeckRequestHandler, make_server
 
 
 @pytest.fixture
@@ -25,6 +32,7 @@ def served(tmp_path):
         servers[isolated] = server
         return f"http://127.0.0.1:{server.server_address[1]}/"
 
+    start.root = tmp_path
     yield start
     for server in servers.values():
         server.shutdown()
@@ -67,3 +75,165 @@ def test_etag_comes_from_the_manifest_and_revalidates(served):
     _, wasm_headers, _ = fetch(base + "a.wasm")
     assert wasm_headers["ETag"].startswith('W/"')
     assert fetch(base + "a.wasm", {"If-None-Match": wasm_headers["ETag"]})[0] == 304
+
+
+# ------------------------------------------------------------ odd input: a status and one log line, no traceback
+
+
+@pytest.fixture
+def raw_server(tmp_path, capsys):
+    """The server on a folder with a page, a sub-folder, and symlinks in and out; stderr captured."""
+    root = tmp_path / "dist"
+    (root / "sub").mkdir(parents=True)
+    (root / "index.html").write_text(PAGE, encoding="utf-8")
+    (root / "sub" / "a.txt").write_text("a")
+    (root / "con-indice").mkdir()
+    (root / "con-indice" / "index.html").write_text("dentro")
+    (tmp_path / "secreto.txt").write_text("SECRETO")
+    (root / "fuera").symlink_to(tmp_path / "secreto.txt")
+    (root / "fuera-carpeta").symlink_to(tmp_path, target_is_directory=True)
+    (root / "dentro").symlink_to(root / "sub" / "a.txt")
+    server = make_server(root, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1], capsys
+    server.shutdown()
+    server.server_close()
+
+
+PAGE = ('<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src \'self\'; '
+        'script-src \'self\' \'wasm-unsafe-eval\'; object-src \'none\'"><p>hola</p>')
+
+
+def send_raw(port: int, data: bytes) -> bytes:
+    """Send bytes as they are; return the whole answer (the server closes after an error)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(data)
+        chunks = []
+        while True:
+            chunk = connection.recv(65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+
+def status_of(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.") else 0
+
+
+CLOSE = b"\r\nConnection: close\r\n\r\n"
+ODD_REQUESTS = {
+    "línea-mal-formada": (b"GARBAGE\r\n\r\n", 400),
+    "versión-mal-formada": (b"GET / HTTX/9\r\n\r\n", 400),
+    "url-de-70-kb": (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 414),
+    "nul": (b"GET /%00 HTTP/1.1" + CLOSE, 400),
+    "nul-en-medio": (b"GET /sub/%00a.txt HTTP/1.1" + CLOSE, 400),
+    "basura-binaria": (bytes(range(256)) + b"\r\n\r\n", 400),
+    "saludo-tls": (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(range(200)) + b"\r\n\r\n", 400),
+    "preámbulo-http2": (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505),
+    "no-utf8": (b"GET /%ff%fe HTTP/1.1" + CLOSE, 400),
+    "escape-de-terminal": (b"GET /a\x1b[31mrojo HTTP/1.1" + CLOSE, 400),
+    "forma-absoluta": (b"GET http://otro/ HTTP/1.1" + CLOSE, 400),
+    "post": (b"POST / HTTP/1.1\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc", 501),
+    "demasiadas-cabeceras": (b"GET / HTTP/1.1\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(200)) + b"\r\n", 431),
+    "punto-punto": (b"GET /../secreto.txt HTTP/1.1" + CLOSE, 404),
+    "punto-punto-codificado": (b"GET /%2e%2e/secreto.txt HTTP/1.1" + CLOSE, 404),
+    "enlace-hacia-fuera": (b"GET /fuera HTTP/1.1" + CLOSE, 404),
+    "carpeta-enlazada-fuera": (b"GET /fuera-carpeta/secreto.txt HTTP/1.1" + CLOSE, 404),
+    "listado-de-carpeta": (b"GET /sub/ HTTP/1.1" + CLOSE, 404),
+    "nombre-larguísimo": (b"GET /" + b"a" * 5000 + b" HTTP/1.1" + CLOSE, 404),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_REQUESTS))
+def test_odd_requests_get_a_status_and_one_log_line(name, raw_server):
+    port, log = raw_server
+    request, status = ODD_REQUESTS[name]
+    answer = send_raw(port, request)
+    assert status_of(answer) == status, answer[:200]
+    assert b"X-Content-Type-Options: nosniff" in answer
+    assert b"SECRETO" not in answer and b"a.txt" not in answer   # no file from outside, no listing
+    time.sleep(0.2)
+    log = log.readouterr().err
+    lines = log.splitlines()
+    assert len(lines) == 1 and f" {status} " in lines[0], lines
+    assert "Traceback" not in log and "\x1b" not in log
+
+
+def test_symlinks_inside_the_folder_and_folders_with_an_index_are_served(raw_server):
+    port, _ = raw_server
+    assert send_raw(port, b"GET /dentro HTTP/1.1" + CLOSE).endswith(b"\r\n\r\na")
+    moved = send_raw(port, b"GET /con-indice?x=1 HTTP/1.1" + CLOSE)
+    assert status_of(moved) == 301 and b"Location: /con-indice/?x=1\r\n" in moved
+    assert send_raw(port, b"GET /con-indice/ HTTP/1.1" + CLOSE).endswith(b"dentro")
+
+
+def test_every_answer_carries_nosniff_and_pages_and_scripts_the_pages_policy(served):
+    base = served(True)
+    policy = "default-src 'self'; script-src 'self'"
+    (Path(served.root) / "index.html").write_text(f'<meta http-equiv="Content-Security-Policy" content="{policy}">')
+    (Path(served.root) / "worker.js").write_text("self.onmessage = () => {};")
+    for path, governed in (("", True), ("worker.js", True), ("no-existe", True), ("a.wasm", False)):
+        _, headers, _ = fetch(base + path)
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert headers["Content-Security-Policy"] == (policy if governed else None), path
+
+
+def test_the_policy_is_the_built_pages(dist_dir):
+    """The deck's own page: the header says what its <meta> says."""
+    server = make_server(dist_dir, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        _, headers, body = fetch(f"http://127.0.0.1:{server.server_address[1]}/")
+    finally:
+        server.shutdown()
+        server.server_close()
+    meta = re.search(rb'http-equiv="Content-Security-Policy" content="([^"]+)"', body).group(1).decode()
+    assert headers["Content-Security-Policy"] == html.unescape(meta)
+
+
+def test_an_idle_connection_is_closed(tmp_path, monkeypatch):
+    monkeypatch.setattr(DeckRequestHandler, "timeout", 0.5)
+    (tmp_path / "index.html").write_text("hola")
+    server = make_server(tmp_path, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=10) as connection:
+            connection.sendall(b"GET / HT")   # and then nothing
+            started = time.monotonic()
+            assert connection.recv(100) == b""
+            assert time.monotonic() - started < 5
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ------------------------------------------------------------ serving a classroom
+
+
+def test_the_lecturer_is_told_which_address_students_open(monkeypatch):
+    monkeypatch.setattr(server_module, "list_lan_addresses", lambda: ["192.168.1.23", "10.0.0.5"])
+    lines = "\n".join(server_module.describe_addresses("0.0.0.0", 8000))
+    assert "http://localhost:8000/" in lines
+    assert "los estudiantes, en la misma red, abren:" in lines
+    assert "http://192.168.1.23:8000/" in lines and "http://10.0.0.5:8000/" in lines
+    assert "«detener» reinicia Python" in lines
+    local = "\n".join(server_module.describe_addresses("127.0.0.1", 8000))
+    assert "http://localhost:8000/" in local and "--host 0.0.0.0" in local and "estudiantes" not in local
+    assert "http://[::1]:8000/" not in "\n".join(server_module.describe_addresses("::1", 8000))
+
+
+def test_lan_addresses_leave_out_loopback():
+    addresses = server_module.list_lan_addresses()
+    assert all(not address.startswith("127.") for address in addresses)
+
+
+def test_all_interfaces_are_served(tmp_path):
+    (tmp_path / "index.html").write_text("hola")
+    server = make_server(tmp_path, 0, host="0.0.0.0")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        status, _, body = fetch(f"http://127.0.0.1:{server.server_address[1]}/")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (status, body) == (200, b"hola")

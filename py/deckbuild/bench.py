@@ -1,0 +1,518 @@
+"""Benchmark: the deck against the plainest Pyodide page, in one run, in headless Chromium.
+
+    python3 build.py bench [--rounds N] [--compare DIR ...] [--no-cells]
+
+`python3 build.py bench` builds dist/ as usual, then builds next to it (`dist.plain/`) a
+plain page from the same verified Pyodide files, as Pyodide publishes them (no
+bytecode, the official lock): a worker that runs `loadPyodide`,
+`loadPackage(['numpy', 'matplotlib'])` and imports `matplotlib.pyplot`, and a ▶ that
+draws one histogram. Both are served by the deck's own server (same headers, same
+revalidation) and visited alternately, each round in a fresh browser profile:
+
+* a first visit (empty cache): first slide painted, «Python listo», first figure
+  (▶ on the first figure cell pressed the moment Python is ready, measured to the
+  image on screen), the worker's own boot steps, bytes and requests; on the deck, then
+  every cell run once (the worker's time and the time until its output is shown);
+* a second visit in the same profile: the same marks, bytes and requests (the first
+  visit stays open LINGER_MS after its last measurement, for both pages alike, so the
+  browser can write its HTTP and compiled-wasm caches, as it would during a class).
+
+Every cell also runs natively (`dpdeck.cellrun.run_cell`, warm process). The tables give
+medians over the rounds and the ratio deck/plain page; targets are marked as met or not.
+These are measurements to read, never assertions: nothing here fails on a slow machine.
+`--compare DIR` adds another built deck (for example one built from an older commit) to
+the same rotation, so a before/after comparison shares the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from .browser import CHROMIUM_ARGS, MISSING_BROWSER_MESSAGE, find_chromium
+from .errors import BuildError
+from .paths import ROOT
+from .pyodide import PYODIDE_CORE, PYODIDE_LOCK, encode_lock, gather_pyodide
+from .server import DeckRequestHandler, DeckServer
+
+HERE = Path(__file__).resolve().parent
+PLAIN_PAGE = HERE / "plain"
+PAGE_SCRIPT = HERE / "js" / "bench_page.js"
+VIEWPORT = {"width": 1280, "height": 720}
+VISIT_TIMEOUT_MS = 240_000
+CELL_TIMEOUT_MS = 120_000
+# A first visit stays open this long after its last measurement, for both pages
+# alike: the browser writes its HTTP cache and its compiled-wasm cache in the
+# background, and a page closed at once would leave the second visit without them.
+LINGER_MS = 5_000
+NATIVE_REPEATS = 3
+
+# The issue's targets, checked against the medians (ratios are deck / plain page).
+TARGETS = {
+    "ready_ratio_cold": 0.5,
+    "ready_ratio_warm": 0.35,
+    "figure_after_ready_s": 0.5,
+    "painted_s": 0.3,
+    "cell_browser_s": 1.0,
+    "cell_native_s": 0.3,
+    "warm_bytes": 100_000,
+}
+
+# Where each kind of page is first painted (see bench_page.js).
+PAINT_SELECTORS = {"deck": ".reveal .slides > section", "plain": "h1"}
+
+
+# ---------------------------------------------------------------------------
+# The plain page
+# ---------------------------------------------------------------------------
+
+def build_plain_page(target: Path, pyodide_dist: Path | None = None) -> Path:
+    """The plain page in target/: its three files, Pyodide's core, and the shipped packages as published."""
+    pyodide = gather_pyodide(pyodide_dist)
+    staging = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(PLAIN_PAGE, staging)
+    folder = staging / "pyodide"
+    folder.mkdir()
+    for name in (*PYODIDE_CORE, *pyodide.wheel_names()):
+        shutil.copyfile(pyodide.paths[name], folder / name)
+    official = {"info": pyodide.lock["info"],
+                "packages": {name: pyodide.lock["packages"][name] for name in pyodide.packages}}
+    (folder / PYODIDE_LOCK).write_bytes(encode_lock(official))
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(staging, target)
+    return target
+
+
+# ---------------------------------------------------------------------------
+# Serving, with the bytes and requests each visit costs
+# ---------------------------------------------------------------------------
+
+class Traffic:
+    """Requests answered and bytes written by one server since the last reset."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.requests = 0
+        self.bytes = 0
+
+    def reset(self) -> None:
+        with self.lock:
+            self.requests = 0
+            self.bytes = 0
+
+    def snapshot(self) -> dict:
+        with self.lock:
+            return {"requests": self.requests, "bytes": self.bytes}
+
+
+class CountingWriter:
+    """A handler's output stream that adds every byte written to a Traffic."""
+
+    def __init__(self, stream, traffic: Traffic):
+        self.stream = stream
+        self.traffic = traffic
+
+    def write(self, data) -> int:
+        with self.traffic.lock:
+            self.traffic.bytes += len(data)
+        return self.stream.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def make_counting_server(root: Path):
+    """The deck's own server on root/ (same headers and revalidation for every page), counting what it sends."""
+    traffic = Traffic()
+
+    class CountingHandler(DeckRequestHandler):
+        def setup(self):
+            super().setup()
+            self.wfile = CountingWriter(self.wfile, traffic)
+
+        def send_response(self, code, message=None):
+            with traffic.lock:
+                traffic.requests += 1
+            super().send_response(code, message)
+
+    def factory(*args, **kwargs):
+        return CountingHandler(*args, directory=str(root), **kwargs)
+
+    server = DeckServer(root, 0, factory)
+    threading.Thread(target=server.serve_forever, name="bench-server", daemon=True).start()
+    return server, traffic, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+# ---------------------------------------------------------------------------
+# One visit
+# ---------------------------------------------------------------------------
+
+def make_page_script(kind: str) -> str:
+    config = {"paintSelector": PAINT_SELECTORS[kind], "gotoFigureSlide": kind == "deck", "clickFigure": True}
+    return PAGE_SCRIPT.read_text(encoding="utf-8").replace("__BENCH_CONFIG__", json.dumps(config))
+
+
+def visit(context, url: str, kind: str, traffic: Traffic, *, run_cells: bool, linger_ms: int = 0) -> dict:
+    """Open url in a new page of context; return the marks, the worker's timings and the traffic."""
+    traffic.reset()
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(url + ("?autorun=0" if kind == "deck" else ""))
+        page.wait_for_function("() => window.__bench && (window.__bench.marks.figureShown !== undefined"
+                               " || window.__bench.marks.error !== undefined || window.__bench.errors.length)",
+                               timeout=VISIT_TIMEOUT_MS, polling=100)
+        bench = page.evaluate("() => ({marks: window.__bench.marks, boot: window.__bench.boot,"
+                              " errors: window.__bench.errors})")
+        result = {"marks": bench["marks"], "boot": bench["boot"] or {}, "errors": bench["errors"] + errors,
+                  "traffic": traffic.snapshot()}
+        if run_cells:
+            page.wait_for_selector("html[data-cells=ready]", timeout=VISIT_TIMEOUT_MS)
+            result["cells"] = page.evaluate("timeout => window.__bench.runAllCells(timeout)", CELL_TIMEOUT_MS)
+            result["traffic_all_cells"] = traffic.snapshot()
+        page.wait_for_timeout(linger_ms)
+        return result
+    finally:
+        page.close()
+
+
+def measure_folder(folder: Path) -> int:
+    if not folder.exists():
+        return 0
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def run_round(playwright, site: dict, *, run_cells: bool) -> dict:
+    """A fresh profile: first visit, then a second visit in the same profile."""
+    profile = Path(tempfile.mkdtemp(prefix="dpdeck-bench-profile-"))
+    context = playwright.chromium.launch_persistent_context(
+        str(profile), headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT, executable_path=str(find_chromium()))
+    context.add_init_script(script=make_page_script(site["kind"]))
+    try:
+        cold = visit(context, site["url"], site["kind"], site["traffic"], run_cells=run_cells and site["kind"] == "deck",
+                     linger_ms=LINGER_MS)
+        cold["wasm_code_cache"] = measure_folder(profile / "Default" / "Code Cache" / "wasm")
+        warm = visit(context, site["url"], site["kind"], site["traffic"], run_cells=False)
+        return {"cold": cold, "warm": warm}
+    finally:
+        context.close()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------
+# Native cell times
+# ---------------------------------------------------------------------------
+
+CELL_PATTERN = re.compile(
+    r'<div class="cell" data-cell-id="(?P<id>[^"]+)"[^>]*>\s*<pre class="cell-source"><code[^>]*>(?P<source>.*?)</code></pre>',
+    re.DOTALL)
+
+NATIVE_SCRIPT = r"""
+import json, statistics, sys, time
+from dpdeck.cellrun import run_cell
+
+cells, repeats = json.load(sys.stdin), int(sys.argv[1])
+times = {}
+for cell in cells:
+    run_cell(cell["source"], cell_id=cell["id"])  # warm: imports and caches, as in a booted browser
+    runs = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run_cell(cell["source"], cell_id=cell["id"])
+        runs.append(time.perf_counter() - started)
+    times[cell["id"]] = statistics.median(runs)
+json.dump(times, sys.stdout)
+"""
+
+
+def read_cells(dist: Path) -> list[dict]:
+    """The deck's cells (id and source) as the built page carries them."""
+    text = (dist / "index.html").read_text(encoding="utf-8")
+    return [{"id": match["id"], "source": html.unescape(match["source"])} for match in CELL_PATTERN.finditer(text)]
+
+
+def time_cells_natively(cells: list[dict]) -> dict[str, float]:
+    """Each cell's median time in a warm native Python (this one), in a process of its own."""
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "py"), os.environ.get("PYTHONPATH")]))}
+    with tempfile.TemporaryDirectory(prefix="dpdeck-bench-cells-") as work:
+        process = subprocess.run([sys.executable, "-c", NATIVE_SCRIPT, str(NATIVE_REPEATS)], input=json.dumps(cells),
+                                 capture_output=True, text=True, cwd=work, env=env)
+    if process.returncode != 0:
+        print(f"  ! tiempos nativos: {process.stderr.strip().splitlines()[-1:]}", flush=True)
+        return {}
+    return json.loads(process.stdout)
+
+
+# ---------------------------------------------------------------------------
+# Summaries
+# ---------------------------------------------------------------------------
+
+def median(values) -> float | None:
+    values = [value for value in values if value is not None]
+    return statistics.median(values) if values else None
+
+
+def seconds(ms) -> str:
+    return "—" if ms is None else f"{ms / 1000:.2f} s"
+
+
+def ratio(numerator, denominator) -> str:
+    if numerator is None or not denominator:
+        return "—"
+    return f"{numerator / denominator:.2f}×"
+
+
+def kilobytes(count) -> str:
+    return "—" if count is None else f"{count / 1000:,.0f} kB".replace(",", " ")
+
+
+def read_load() -> str:
+    try:
+        return "carga media (1, 5, 15 min): " + ", ".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:
+        return "carga media: desconocida"
+
+
+def mark(visit_result: dict, name: str):
+    return visit_result["marks"].get(name)
+
+
+def figure_after_ready(visit_result: dict):
+    shown, ready = mark(visit_result, "figureShown"), mark(visit_result, "ready")
+    return None if shown is None or ready is None else shown - ready
+
+
+def flatten_steps(timings: dict, prefix: str = "") -> dict[str, float]:
+    """{"core": 900, "imports": {"numpy": 200}} → {"core": 900, "imports.numpy": 200}."""
+    steps = {}
+    for key, value in (timings or {}).items():
+        if isinstance(value, dict):
+            steps.update(flatten_steps(value, f"{prefix}{key}."))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            steps[prefix + key] = value
+    return steps
+
+
+def print_table(header: tuple, rows: list[tuple]) -> None:
+    cells = [tuple(str(cell) for cell in header)] + [tuple(str(cell) for cell in row) for row in rows]
+    widths = [max(len(row[index]) for row in cells) for index in range(len(header))]
+    for number, row in enumerate(cells):
+        line = "  ".join(cell.ljust(widths[0]) if index == 0 else cell.rjust(widths[index])
+                         for index, cell in enumerate(row))
+        print("  " + line.rstrip())
+        if number == 0:
+            print("  " + "  ".join("-" * width for width in widths))
+
+
+def summarize(sites: list[dict], results: dict[str, list[dict]], native: dict[str, float]) -> list[tuple]:
+    """Print the tables; return (target, value, met) rows for the first deck."""
+    plain = next(site for site in sites if site["kind"] == "plain")
+    decks = [site for site in sites if site["kind"] == "deck"]
+    labels = [site["label"] for site in sites]
+
+    def med(label, visit_name, getter):
+        return median(getter(result[visit_name]) for result in results[label])
+
+    print("\nMarcas (ms desde que empieza la navegación; mediana de las rondas)")
+    header = ("", *labels, *(f"{deck['label']}/{plain['label']}" for deck in decks))
+    for visit_name, title in (("cold", "primera visita"), ("warm", "segunda visita")):
+        rows = []
+        for name, getter in (
+                ("primera diapositiva pintada", lambda v: mark(v, "painted")),
+                ("«Python listo»", lambda v: mark(v, "ready")),
+                ("primera figura en pantalla", lambda v: mark(v, "figureShown")),
+                ("figura después de «listo»", figure_after_ready)):
+            values = [med(label, visit_name, getter) for label in labels]
+            plain_value = values[labels.index(plain["label"])]
+            rows.append((name, *map(seconds, values),
+                         *(ratio(values[labels.index(deck["label"])], plain_value) for deck in decks)))
+        traffic = [med(label, visit_name, lambda v: v["traffic"]["bytes"]) for label in labels]
+        requests = [med(label, visit_name, lambda v: v["traffic"]["requests"]) for label in labels]
+        rows.append(("transferido hasta la figura", *map(kilobytes, traffic),
+                     *(ratio(traffic[labels.index(deck["label"])], traffic[labels.index(plain["label"])])
+                       for deck in decks)))
+        rows.append(("peticiones hasta la figura", *("—" if r is None else f"{r:.0f}" for r in requests),
+                     *("" for _ in decks)))
+        print(f"\n  {title}")
+        print_table(header, rows)
+    caches = [med(label, "cold", lambda v: v.get("wasm_code_cache")) for label in labels]
+    print("\n  caché de código wasm en el perfil tras la 1.ª visita: "
+          + ", ".join(f"{label} {kilobytes(value)}" for label, value in zip(labels, caches)))
+
+    print("\nPasos del arranque según cada worker (ms, mediana)")
+    for visit_name, title in (("cold", "primera visita"), ("warm", "segunda visita")):
+        step_names = []
+        for label in labels:
+            for result in results[label]:
+                for key in flatten_steps(result[visit_name]["boot"].get("timings")):
+                    if key not in step_names:
+                        step_names.append(key)
+        rows = []
+        for key in step_names:
+            values = [med(label, visit_name, lambda v, key=key: flatten_steps(v["boot"].get("timings")).get(key))
+                      for label in labels]
+            plain_value = values[labels.index(plain["label"])]
+            rows.append((key, *("—" if value is None else f"{value:.0f}" for value in values),
+                         *(ratio(values[labels.index(deck["label"])], plain_value) for deck in decks)))
+        print(f"\n  {title}")
+        print_table(header, rows)
+
+    verdicts = []
+    for deck in decks:
+        cell_rows, browser_worst, native_worst = [], None, None
+        per_cell: dict[str, dict[str, list]] = {}
+        for result in results[deck["label"]]:
+            for cell in result["cold"].get("cells", []):
+                entry = per_cell.setdefault(cell["cellId"], {"worker": [], "page": [], "status": []})
+                entry["worker"].append(cell["elapsedMs"])
+                entry["page"].append(cell["pageMs"])
+                entry["status"].append(cell["status"])
+        if per_cell:
+            print(f"\nCeldas de {deck['label']} (mediana; navegador = tiempo del worker, "
+                  "en pantalla = desde ▶ hasta la salida; nativo = run_cell en caliente)")
+            for cell_id, entry in per_cell.items():
+                worker_ms, page_ms = median(entry["worker"]), median(entry["page"])
+                native_s = native.get(cell_id)
+                browser_worst = max(filter(None, [browser_worst, page_ms]), default=None)
+                native_worst = max(filter(lambda v: v is not None, [native_worst, native_s]), default=None)
+                flags = []
+                if page_ms is not None and page_ms > TARGETS["cell_browser_s"] * 1000:
+                    flags.append("> 1 s")
+                if native_s is not None and native_s > TARGETS["cell_native_s"]:
+                    flags.append("> 0.3 s nativo")
+                if any(status != "done" for status in entry["status"]):
+                    flags.append("estado: " + ",".join(sorted(set(entry["status"]))))
+                cell_rows.append((cell_id, seconds(worker_ms), seconds(page_ms),
+                                  "—" if native_s is None else f"{native_s:.2f} s", " ".join(flags)))
+            print_table(("celda", "navegador", "en pantalla", "nativo", ""), cell_rows)
+        if deck is decks[0]:
+            verdicts = collect_verdicts(deck, plain, results, med, browser_worst, native_worst)
+    return verdicts
+
+
+def collect_verdicts(deck, plain, results, med, browser_worst_ms, native_worst_s) -> list[tuple]:
+    def site_median(site, visit_name, getter):
+        return med(site["label"], visit_name, getter)
+
+    cold_ratio = ready_ratio = None
+    deck_ready = site_median(deck, "cold", lambda v: mark(v, "ready"))
+    plain_ready = site_median(plain, "cold", lambda v: mark(v, "ready"))
+    if deck_ready and plain_ready:
+        cold_ratio = deck_ready / plain_ready
+    deck_ready_warm = site_median(deck, "warm", lambda v: mark(v, "ready"))
+    plain_ready_warm = site_median(plain, "warm", lambda v: mark(v, "ready"))
+    if deck_ready_warm and plain_ready_warm:
+        ready_ratio = deck_ready_warm / plain_ready_warm
+    figure = site_median(deck, "cold", figure_after_ready)
+    painted = site_median(deck, "cold", lambda v: mark(v, "painted"))
+    warm_bytes = site_median(deck, "warm", lambda v: v["traffic"]["bytes"])
+
+    def check(value, limit, text):
+        return (text, value, None if value is None else value <= limit)
+
+    return [
+        check(cold_ratio, TARGETS["ready_ratio_cold"], f"«listo» 1.ª visita ≤ {TARGETS['ready_ratio_cold']}× la página simple"),
+        check(ready_ratio, TARGETS["ready_ratio_warm"], f"«listo» 2.ª visita ≤ {TARGETS['ready_ratio_warm']}× la página simple"),
+        check(None if figure is None else figure / 1000, TARGETS["figure_after_ready_s"],
+              f"primera figura ≤ {TARGETS['figure_after_ready_s']} s después de «listo»"),
+        check(None if painted is None else painted / 1000, TARGETS["painted_s"],
+              f"primera diapositiva pintada < {TARGETS['painted_s']} s"),
+        check(None if browser_worst_ms is None else browser_worst_ms / 1000, TARGETS["cell_browser_s"],
+              f"cada celda ≤ {TARGETS['cell_browser_s']} s en el navegador (la más lenta)"),
+        check(native_worst_s, TARGETS["cell_native_s"], f"cada celda ≤ {TARGETS['cell_native_s']} s nativa (la más lenta)"),
+        check(warm_bytes, TARGETS["warm_bytes"], "2.ª visita transfiere < 100 kB"),
+    ]
+
+
+def print_verdicts(label: str, verdicts: list[tuple]) -> None:
+    print(f"\nMetas ({label})")
+    for text, value, met in verdicts:
+        shown = "—" if value is None else (f"{value:.2f}" if value < 1000 else kilobytes(value))
+        state = "sin dato" if met is None else ("cumple" if met else "NO cumple")
+        print(f"  {state:9}  {text}: {shown}")
+
+
+# ---------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------
+
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python3 build.py bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="rondas alternadas (5 por defecto)")
+    parser.add_argument("--compare", action="append", default=[], metavar="DIR",
+                        help="otro mazo construido que entra en la misma rotación (repetible)")
+    parser.add_argument("--no-cells", action="store_true", help="no ejecuta cada celda ni mide su tiempo nativo")
+    options = parser.parse_args(argv)
+    if options.rounds < 1:
+        parser.error(f"--rounds {options.rounds}: se espera un entero ≥ 1")
+    return options
+
+
+def run_benchmark(dist: Path, pyodide_dist: Path | None, argv: list[str]) -> int:
+    """Build the plain page next to dist/, serve it with dist/ (and --compare decks), alternate the visits, print."""
+    options = parse_arguments(argv)
+    from playwright.sync_api import sync_playwright
+
+    if find_chromium() is None:
+        raise BuildError(MISSING_BROWSER_MESSAGE)
+    folders = [("mazo", dist, "deck")]
+    for folder in options.compare:
+        path = Path(folder).resolve()
+        if not (path / "index.html").exists():
+            raise BuildError(f"--compare {folder}: no hay un mazo construido ahí")
+        folders.append((path.name, path, "deck"))
+    plain = build_plain_page(dist.with_name(f"{dist.name}.plain"), pyodide_dist)
+    folders.append(("simple", plain, "plain"))
+    sites, servers = [], []
+    for label, folder, kind in folders:
+        server, traffic, url = make_counting_server(folder)
+        servers.append(server)
+        sites.append({"label": label, "folder": folder, "kind": kind, "url": url, "traffic": traffic})
+
+    print(f"\nBanco de pruebas: {platform.machine()}, {os.cpu_count()} núcleos, {options.rounds} rondas "
+          f"({', '.join(site['label'] for site in sites)}). {read_load()}", flush=True)
+    native: dict[str, float] = {}
+    if not options.no_cells:
+        cells = read_cells(dist)
+        started = time.perf_counter()
+        native = time_cells_natively(cells)
+        print(f"  {len(native)} celdas medidas en nativo ({time.perf_counter() - started:.0f} s)", flush=True)
+    results: dict[str, list[dict]] = {site["label"]: [] for site in sites}
+    try:
+        with sync_playwright() as playwright:
+            for number in range(options.rounds):
+                # Rotate the order each round so drift in the machine's load hits every page alike.
+                order = sites[number % len(sites):] + sites[:number % len(sites)]
+                for site in order:
+                    started = time.perf_counter()
+                    outcome = run_round(playwright, site, run_cells=not options.no_cells)
+                    results[site["label"]].append(outcome)
+                    problems = outcome["cold"]["errors"] + outcome["warm"]["errors"]
+                    print(f"  ronda {number + 1}: {site['label']:8} listo {seconds(mark(outcome['cold'], 'ready'))}"
+                          f" / {seconds(mark(outcome['warm'], 'ready'))} (2.ª visita, "
+                          f"{kilobytes(outcome['warm']['traffic']['bytes'])})"
+                          f" ({time.perf_counter() - started:.0f} s)"
+                          + (f"  ! {problems[0]}" if problems else ""), flush=True)
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+    verdicts = summarize(sites, results, native)
+    print_verdicts(sites[0]["label"], verdicts)
+    print(f"\n{read_load()}", flush=True)
+    return 0

@@ -1,0 +1,155 @@
+"""How Python boots in the browser: what is loaded, what is cached, what waits; the first paint.
+
+Speed itself is measured by `python3 build.py bench`, never asserted here; these
+tests fail when one of the things that make the boot and the first paint fast
+is undone.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from deckbuild.browser import CHROMIUM_ARGS, find_chromium
+from deckpage import BOOT_TIMEOUT_MS, DeckPage
+
+LAZY_IMPORTS = ("fontTools", "pytz", "micropip", "matplotlib_pyodide")
+
+
+def run_python(deck: DeckPage, source: str) -> tuple[str, str]:
+    """Run source in the fixture deck's scratch cell; its status and its output text."""
+    cell = deck.cell("pruebas")
+    cell.set_source(source)
+    result = cell.run_in_page()
+    return result["status"], cell.output_text()
+
+
+@pytest.fixture(scope="module")
+def deck(live_deck):
+    yield live_deck
+    live_deck.cell("pruebas").reset_in_page()
+
+
+def test_boot_unpacks_only_what_numpy_and_pyplot_need(deck):
+    probe = (
+        "import json, os, site, sys\n"
+        "folder = site.getsitepackages()[0]\n"
+        f"names = {LAZY_IMPORTS!r}\n"
+        "print(json.dumps({'imported': [n for n in names if n in sys.modules],\n"
+        "                  'unpacked': [n for n in names if os.path.exists(os.path.join(folder, n))]}))\n"
+    )
+    status, text = run_python(deck, probe)
+    assert status == "done", text
+    assert json.loads(text) == {"imported": [], "unpacked": []}
+    # Still there for a cell that wants them: the first import installs the package.
+    status, text = run_python(deck, "import fontTools, micropip, pytz\nprint(fontTools.version, pytz.__version__)")
+    assert status == "done", text
+    assert text.split() == ["4.51.0", "2024.1"]
+
+
+def test_a_pdf_figure_loads_its_fonts_package_on_demand(deck):
+    source = ("import io\nimport matplotlib.pyplot as plt\n"
+              "figura = plt.figure()\nsalida = io.BytesIO()\nfigura.savefig(salida, format='pdf')\n"
+              "plt.close(figura)\nprint(salida.getvalue()[:5])")
+    status, text = run_python(deck, source)
+    assert status == "done", text
+    assert text.strip() == "b'%PDF-'"
+
+
+def test_modules_load_from_bytecode_and_the_font_list_is_accepted(deck):
+    probe = ("import matplotlib.font_manager as fm, numpy, sys\n"
+             "print(numpy.__file__)\n"
+             "print(fm.fontManager._version == fm.FontManager.__version__)\n"
+             "print(sys.modules['dpdeck.cellrun'].__cached__)")
+    status, text = run_python(deck, probe)
+    assert status == "done", text
+    assert text.split() == ["/lib/python3.12/site-packages/numpy/__init__.pyc", "True",
+                            "/lib/python3.12/site-packages/dpdeck/__pycache__/cellrun.cpython-312.pyc"]
+
+
+def test_a_cell_traceback_shows_the_cells_line_and_where_in_dpdeck(deck):
+    source = ("from dpdeck.mechanisms import laplace_scale\n"
+              "escala = laplace_scale(sensitivity=1, epsilon=-2)\n")
+    status, text = run_python(deck, source)
+    assert status == "error", text
+    assert "escala = laplace_scale(sensitivity=1, epsilon=-2)" in text
+    assert "dpdeck/" in text and "-2" in text
+
+
+def test_the_wasm_module_is_code_cached_for_the_next_visit(browser, cells_url):
+    """Chromium keeps compiled wasm only for a response it fetched itself (not one rebuilt in JS)."""
+    profile = Path(tempfile.mkdtemp(prefix="dpdeck-perfil-"))
+    # A profile on disk, like a lecturer's browser (the tests' other contexts keep nothing).
+    context = browser.browser_type.launch_persistent_context(
+        str(profile), headless=True, args=CHROMIUM_ARGS, executable_path=str(find_chromium()),
+        viewport={"width": 1280, "height": 720})
+    try:
+        page = context.new_page()
+        page.goto(cells_url + "?autorun=0")
+        DeckPage(page).wait_until_ready(BOOT_TIMEOUT_MS)
+    finally:
+        context.close()
+    cached = profile / "Default" / "Code Cache" / "wasm"
+    size = sum(path.stat().st_size for path in cached.rglob("*") if path.is_file()) if cached.exists() else 0
+    shutil.rmtree(profile, ignore_errors=True)
+    assert size > 100_000, f"caché de código wasm: {size} bytes"
+
+
+# ----------------------------------------------------------------- first paint
+
+SLIDE_BOXES = """selector => Array.from(document.querySelector(selector).children, child => {
+    const box = child.getBoundingClientRect();
+    return [child.tagName, Math.round(box.x), Math.round(box.y), Math.round(box.width), Math.round(box.height)];
+})"""
+
+
+@pytest.mark.parametrize("hash_", ["", "#/hoja-de-ruta", "#/5"])
+def test_the_slide_is_painted_before_any_script_file_as_reveal_lays_it_out(new_page, deck_url, hash_):
+    """Only the page's inline script runs (every .js file is refused), and the slide is
+    already on screen, every block where reveal.js puts it once it has started."""
+    page = new_page()
+    page.route("**/*.js", lambda route: route.abort())
+    page.goto(deck_url + "?autorun=0" + hash_)
+    page.wait_for_selector(".reveal .slides > section.dp-first-paint-slide", state="visible", timeout=10_000)
+    assert page.evaluate("typeof window.Reveal") == "undefined"
+    page.evaluate("document.fonts.ready")
+    before = page.evaluate(SLIDE_BOXES, ".reveal .slides > section.dp-first-paint-slide")
+    assert len(before) >= 2
+    full = DeckPage(new_page(deck_url + "?autorun=0" + hash_))
+    full.wait_for_reveal()
+    full.page.wait_for_selector(".reveal.ready .slides > section.present", state="visible", timeout=30_000)
+    full.page.evaluate("document.fonts.ready")
+    full.page.wait_for_timeout(500)  # reveal's fade
+    after = full.page.evaluate(SLIDE_BOXES, ".reveal .slides > section.present")
+    assert before == after
+
+
+def test_a_slide_only_reveal_can_show_gets_no_early_paint(new_page, deck_url):
+    page = new_page()
+    page.route("**/*.js", lambda route: route.abort())
+    page.goto(deck_url + "?autorun=0#/3/0/1")
+    page.wait_for_load_state("domcontentloaded")
+    assert page.evaluate("document.querySelectorAll('.dp-first-paint-slide').length") == 0
+
+
+def test_python_starts_before_the_page_script(new_page, cells_url):
+    """The worker is started by the page's first, inline script: with every script file but the
+    worker's refused, Python still asks for runtime.json."""
+    page = new_page()
+    page.route("**/vendor/**/*.js", lambda route: route.abort())
+    page.route("**/js/main.js", lambda route: route.abort())
+    page.goto(cells_url + "?autorun=0")
+    page.wait_for_function("() => performance.getEntriesByType('resource').some((entry) => entry.name.endsWith('/js/worker.js'))")
+    page.wait_for_timeout(2000)
+    assert any(url.endswith("/runtime.json") for url in page.requests), page.requests
+    assert any(url.endswith("/js/worker.js") for url in page.requests)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _runtime_leaves_micropip_out(cells_dist):
+    runtime = json.loads((cells_dist / "runtime.json").read_text())
+    assert "micropip" not in runtime["packages"]

@@ -1,0 +1,71 @@
+"""The benchmark's own parts that need no browser: the plain page it measures against,
+the cells it reads from the built page, the traffic it counts, and how it summarises.
+
+(The benchmark itself, `python3 build.py bench`, prints figures and asserts nothing.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+
+from deck_fixtures import ROOT
+from deckbuild import bench
+from deckbuild.slides import read_deck
+
+NPM_PYODIDE = ROOT / "node_modules" / "pyodide"
+
+
+def test_the_plain_page_ships_pyodide_as_published(tmp_path):
+    plain = bench.build_plain_page(tmp_path / "simple")
+    assert {path.name for path in plain.iterdir()} == {"index.html", "page.js", "worker.js", "pyodide"}
+    official = json.loads((NPM_PYODIDE / "pyodide-lock.json").read_text())
+    lock = json.loads((plain / "pyodide" / "pyodide-lock.json").read_text())
+    assert lock["info"] == official["info"]
+    for name, entry in lock["packages"].items():
+        assert entry == official["packages"][name]
+        wheel = plain / "pyodide" / entry["file_name"]
+        assert hashlib.sha256(wheel.read_bytes()).hexdigest() == entry["sha256"], name
+    for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip"):
+        assert (plain / "pyodide" / name).read_bytes() == (NPM_PYODIDE / name).read_bytes()
+    with zipfile.ZipFile(plain / "pyodide" / "python_stdlib.zip") as stdlib:
+        assert not [name for name in stdlib.namelist() if name.endswith(".pyc")]
+
+
+def test_every_cell_of_the_built_page_is_read_with_its_source(dist_dir):
+    slides = Path(os.environ.get("DPDECK_SLIDES", ROOT / "deck" / "slides"))
+    expected = [(cell.id, cell.source) for cell in read_deck(slides).cells]
+    assert [(cell["id"], cell["source"]) for cell in bench.read_cells(dist_dir)] == expected
+
+
+def test_the_counting_server_counts_each_response_and_its_bytes(dist_dir):
+    server, traffic, url = bench.make_counting_server(dist_dir)
+    try:
+        with urllib.request.urlopen(url + "runtime.json") as response:
+            body = response.read()
+            etag = response.headers["ETag"]
+        first = traffic.snapshot()
+        assert first["requests"] == 1 and first["bytes"] > len(body)
+        traffic.reset()
+        request = urllib.request.Request(url + "runtime.json", headers={"If-None-Match": etag})
+        try:
+            urllib.request.urlopen(request)
+        except urllib.error.HTTPError as error:
+            assert error.code == 304
+        again = traffic.snapshot()
+        assert again["requests"] == 1 and 0 < again["bytes"] < first["bytes"]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_summary_flattens_boot_steps_and_judges_the_targets():
+    assert bench.flatten_steps({"core": 900, "imports": {"numpy": 200}, "ok": True}) == \
+        {"core": 900, "imports.numpy": 200}
+    assert bench.ratio(500, 1000) == "0.50×" and bench.ratio(None, 1000) == "—" and bench.ratio(1, 0) == "—"
+    assert bench.median([3, None, 1, 2]) == 2 and bench.median([None]) is None
