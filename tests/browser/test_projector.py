@@ -5,6 +5,7 @@
   slide overflows its box nor needs a scrollbar in a cell, with every answer
   shown: the same check the 1280×720 tour makes (test_deck.py).
 * The sizes at 1280×720 and 1024×768 are printed.
+* The first paint, before any script file, already has that shape.
 * The presenter's code size: + and − change it a step (reveal's help lists
   the keys), 0 goes back, and the choice survives a reload.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from deckpage import DeckPage
+from test_boot import SLIDE_BOXES
 from test_deck import CHECK_OVERFLOW, slide_label
 
 PROJECTOR = (1024, 768)
@@ -141,3 +143,23 @@ def test_the_presenter_changes_the_code_size_with_keys_and_it_is_remembered(new_
     page.wait_for_selector(".reveal .r-overlay-help table td")
     help_text = page.inner_text(".reveal .r-overlay-help")
     assert "Letra del código más grande" in help_text and "Letra del código más pequeña" in help_text
+
+
+@pytest.mark.parametrize("viewport", [PROJECTOR, (390, 844)], ids=["proyector-4-3", "telefono"])
+def test_the_first_paint_has_the_shape_reveal_then_gives(new_page, deck_url, viewport):
+    """Before any script file runs, the slide is painted in the layout the window gets (a taller
+    slide on 4:3, a page on a phone), every block where it stays once reveal.js has started."""
+    page = new_page(viewport=viewport)
+    page.route("**/*.js", lambda route: route.abort())
+    page.goto(deck_url + "?autorun=0#/hoja-de-ruta")
+    page.wait_for_selector(".reveal .slides > section.dp-first-paint-slide", state="visible", timeout=10_000)
+    page.evaluate("document.fonts.ready")
+    before = page.evaluate(SLIDE_BOXES, ".reveal .slides > section.dp-first-paint-slide")
+    full = DeckPage(new_page(deck_url + "?autorun=0#/hoja-de-ruta", viewport=viewport))
+    full.wait_for_reveal()
+    full.page.wait_for_selector(".reveal.ready .slides > section.present", state="visible", timeout=30_000)
+    full.page.evaluate("document.fonts.ready")
+    full.page.wait_for_timeout(500)  # reveal's fade
+    after = full.page.evaluate(SLIDE_BOXES, ".reveal .slides > section.present")
+    assert len(before) >= 2
+    assert before == after
