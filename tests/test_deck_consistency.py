@@ -32,12 +32,12 @@ from typing import Callable
 import numpy as np
 import pytest
 
+from deckbuild.slides import read_deck
 from dpdeck import accounting, experiments, learning, mechanisms, queries
 from dpdeck.cellrun import run_cell
 from dpdeck.data import EDUCATION_LEVELS, KAREN_NAME, MAX_AGE, load_census
 
 SLIDES = Path(__file__).resolve().parents[1] / "deck" / "slides"
-CELL_PATTERN = re.compile(r"^```python ([^\n]*)\n(.*?)\n```", re.S | re.M)
 
 
 # ------------------------------------------------------------------ sources
@@ -51,12 +51,17 @@ def slide_text(name: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
+@lru_cache(maxsize=None)
+def deck():
+    """The slides and cells as the build reads them (one reader for the build and its tests)."""
+    return read_deck(SLIDES)
+
+
 def cell_blocks():
     """(file name, options, source) of every Python cell in the slides, in reading order."""
-    for path in sorted(SLIDES.glob("*.md")):
-        for match in CELL_PATTERN.finditer(path.read_text(encoding="utf-8")):
-            options = dict(word.split("=", 1) for word in match.group(1).split())
-            yield path.name, options, match.group(2)
+    for slide in deck().slides:
+        for cell in slide.cells:
+            yield cell.file.name, cell.options, cell.source
 
 
 @lru_cache(maxsize=None)
@@ -326,12 +331,12 @@ CLAIMS = [
     claim("05-aprendizaje.md", "con ε = 5, 18 veces",
           lambda: accounting.amplify_by_subsampling(epsilon=5.0, sampling_probability=0.01)[0] / 0.05, 18),
     # Cierre
-    claim("06-cierre.md", "se equivoca en unas 2 personas",
+    claim("07-cierre.md", "se equivoca en unas 2 personas",
           lambda: mechanisms.laplace_scale(sensitivity=1, epsilon=0.5), 2),
-    claim("06-cierre.md", "paga un factor ≈ 4,8", lambda: mechanisms.gaussian_sigma_factor(delta=1e-5), 4.8),
-    claim("06-cierre.md", "gana desde 12 componentes", lambda: queries.vector_crossover_k(delta=1e-5), 12),
-    claim("06-cierre.md", "la contabilidad de Rényi da ε ≈ 36", lambda: accountants_at_10k()["rdp"], 36, 0.5),
-    claim("06-cierre.md", "donde la secuencial da ≈ 3236", lambda: accountants_at_10k()["sequential"], 3236),
+    claim("07-cierre.md", "paga un factor ≈ 4,8", lambda: mechanisms.gaussian_sigma_factor(delta=1e-5), 4.8),
+    claim("07-cierre.md", "gana desde 12 componentes", lambda: queries.vector_crossover_k(delta=1e-5), 12),
+    claim("07-cierre.md", "la contabilidad de Rényi da ε ≈ 36", lambda: accountants_at_10k()["rdp"], 36, 0.5),
+    claim("07-cierre.md", "donde la secuencial da ≈ 3236", lambda: accountants_at_10k()["sequential"], 3236),
 ]
 
 
@@ -552,6 +557,12 @@ CELL_RESULTS = {
     "gradient_norms": {"antes": lambda r: r["norms"]},
     "privacy_utility": {"curva": lambda r: {key: r[key] for key in ("accuracies", "nonprivate", "majority")}},
     "iterations_cost": {"curva": lambda r: {key: r[key] for key in ("accuracies", "best_iterations")}},
+    "hospital_example": {"con": lambda r: r["with_x"], "sin": lambda r: r["without_x"], "b": lambda r: r["scale"],
+                         "s": lambda r: r["outputs"], "tres": lambda r: r["three_queries"]},
+    "fedavg_rounds": {"r": lambda r: {key: r[key] for key in ("iid", "non_iid", "nonprivate", "majority")}},
+    "local_epochs": {"r": lambda r: {key: r[key] for key in ("rounds_iid", "rounds_non_iid", "target")}},
+    "privacy_units": {"r": lambda r: {key: r[key] for key in ("persons", "clinics", "hospitals", "nonprivate")},
+                      "epsilons": lambda r: r["epsilons"]},
 }
 
 
@@ -668,14 +679,22 @@ def test_cell_draws_the_figures_it_declares(cell_id):
 # ------------------------------------------------------------ typography
 
 
+def code_lines(path: Path) -> set[int]:
+    """1-based numbers of the lines the reader finds in code blocks (fences included) of a slide file."""
+    lines = set()
+    for slide in deck().slides:
+        if slide.file.name == path.name:
+            for token in slide.tokens:
+                if token.type in ("fence", "code_block") and token.map:
+                    lines.update(range(token.map[0] + 1, token.map[1] + 1))
+    return lines
+
+
 def prose_lines(path: Path):
     """(line number, text) of the slide file outside code cells, without inline code or HTML tags."""
-    in_code = False
+    code = code_lines(path)
     for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
-        if line.startswith("```"):
-            in_code = not in_code
-            continue
-        if not in_code:
+        if number not in code:
             yield number, re.sub(r"<[^>]*>|`[^`]*`", "", line)
 
 
@@ -748,18 +767,11 @@ def test_prose_uses_the_decks_spanish(path):
 # ---------------------------------------------------------------- errata
 
 ERRATA = Path(__file__).resolve().parents[1] / "deck" / "ERRATA.md"
-SLIDE_ID = re.compile(r'<!-- \.slide:[^>]*\bid="([^"]+)"')
 
 
 def slide_ids() -> dict:
     """Slide id → the slide's Markdown."""
-    ids = {}
-    for path in sorted(SLIDES.glob("*.md")):
-        for slide in slides_of(path):
-            match = SLIDE_ID.search(slide)
-            if match:
-                ids[match.group(1)] = slide
-    return ids
+    return {slide.attributes["id"]: slide.source for slide in deck().slides if "id" in slide.attributes}
 
 
 def errata_rows() -> list[tuple[str, str]]:
@@ -799,16 +811,13 @@ def test_the_number_format_rule_is_written_down():
 # ------------------------------------------------------------ speaker notes
 
 
-def slides_of(path: Path) -> list[str]:
-    return re.split(r"\n---\n", path.read_text(encoding="utf-8"))
-
-
 @pytest.mark.parametrize("path", sorted(SLIDES.glob("*.md")), ids=lambda path: path.name)
 def test_every_slide_has_notes_with_a_question_for_the_class(path):
     missing = []
-    for slide in slides_of(path):
-        title = re.search(r"^# (.+)$", slide, re.M)
-        notes = re.search(r"^::: notes\n(.*?)\n:::$", slide, re.S | re.M)
+    for slide in deck().slides:
+        if slide.file.name != path.name:
+            continue
+        notes = re.search(r"^::: notes\n(.*?)\n:::$", slide.source, re.S | re.M)
         if not notes or "¿" not in notes.group(1) or len(notes.group(1)) < 150:
-            missing.append(title.group(1) if title else slide[:40])
+            missing.append(slide.title or slide.source[:40])
     assert missing == []

@@ -39,9 +39,15 @@ def build_font_list() -> bytes:
     """matplotlib's font list as its own FontManager writes it (fonts relative to mpl-data)."""
     from matplotlib import font_manager
 
+    manager = font_manager.FontManager()
+    # FontManager gathers the font files in a set, so its lists come in the
+    # order of string hashes, which change with every interpreter start; sorted,
+    # the file is the same on every build (and findfont's ties break the same way).
+    for fonts in (manager.ttflist, manager.afmlist):
+        fonts.sort(key=lambda font: (font.fname, font.name, font.style, str(font.weight)))
     with tempfile.TemporaryDirectory() as folder:
         target = os.path.join(folder, "fontlist.json")
-        font_manager.json_dump(font_manager.FontManager(), target)
+        font_manager.json_dump(manager, target)
         with open(target, "rb") as handle:
             return handle.read()
 

@@ -13,10 +13,16 @@ capas que solo importan hacia abajo:
 * ``dpdeck.queries``: conteos, histogramas, sumas recortadas y promedios privados.
 * ``dpdeck.data``: el censo sintético de 5000 personas (``load_census()``).
 * ``dpdeck.learning``: regresión logística y descenso de gradiente privado.
+* ``dpdeck.federated``: aprendizaje federado (capítulo 6): FedAvg, fugas por
+  gradientes, agregación segura como modelo de enseñanza y DP-FedAvg.
 * ``dpdeck.experiments``: los experimentos de la clase, con los parámetros de su
   diapositiva (los usan las celdas, el laboratorio y el banco de tiempos).
-* ``dpdeck.figures``: una función por figura de la clase (matplotlib); solo dibuja.
-* ``dpdeck.lab``: el laboratorio reproducible (``python -m dpdeck.lab --seed 0``).
+* ``dpdeck.figure_style``: el estilo común de las figuras (tamaños, colores, coma
+  decimal, piezas de ejes).
+* ``dpdeck.figures`` y ``dpdeck.figures_federated``: una función por figura de la
+  clase (capítulos 1–5 y capítulo 6, matplotlib); solo dibujan.
+* ``dpdeck.lab``: el laboratorio reproducible (``python -m dpdeck.lab --seed 0``);
+  ``dpdeck.lab_federated`` es su paso del capítulo 6.
 * ``dpdeck.bench``: tiempos de cada cálculo (``python -m dpdeck.bench``).
 
 Importar ``dpdeck`` no importa ningún submódulo: cada celda importa lo que usa,

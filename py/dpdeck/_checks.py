@@ -31,9 +31,11 @@ __all__ = [
     "check_sigma",
     "check_alpha",
     "check_positive_int",
+    "check_fraction",
     "check_finite",
     "check_nonempty",
     "check_values",
+    "check_dataset",
     "check_rng",
     "NOISE_RESOLUTION_FACTOR",
     "NOISE_RANGE_FACTOR",
@@ -138,6 +140,14 @@ def check_positive_int(value, *, name: str) -> int:
     return number
 
 
+def check_fraction(value, *, name: str) -> float:
+    """Exige una fracción en (0, 1]: la parte de los clientes que participa en una ronda."""
+    number = check_number(value, name=name)
+    if not (0.0 < number <= 1.0):
+        raise ValueError(f"{name} debe estar en el intervalo (0, 1]; se recibió {describe(value)}")
+    return number
+
+
 def _as_float_array(values, *, name: str) -> np.ndarray:
     try:
         # numpy would drop an imaginary part with nothing but a warning.
@@ -197,6 +207,28 @@ def check_values(values, *, name: str = "valores") -> np.ndarray:
     return check_finite(array, name=name)
 
 
+def check_dataset(X, y, *, names: tuple = ("X", "y")) -> tuple:
+    """Exige un conjunto de entrenamiento: X una matriz finita no vacía (personas × variables) e y sus etiquetas 0/1.
+
+    Devuelve ``(X, y)`` como arreglos ``float``. ``names`` nombra los dos
+    argumentos en los mensajes (por ejemplo ``("X_test", "y_test")``).
+    """
+    x_name, y_name = names
+    X = check_finite(X, name=x_name)
+    if np.ndim(X) != 2:
+        raise ValueError(f"{x_name} debe ser una matriz (personas × variables); tiene forma {np.shape(X)}")
+    check_nonempty(X, name=x_name)
+    y = check_finite(y, name=y_name)
+    if np.ndim(y) != 1 or np.shape(y)[0] != X.shape[0]:
+        raise ValueError(
+            f"{y_name} debe tener una etiqueta por fila de {x_name} ({X.shape[0]}); tiene forma {np.shape(y)}"
+        )
+    if not np.all((y == 0) | (y == 1)):
+        bad = y[(y != 0) & (y != 1)][0]
+        raise ValueError(f"{y_name} debe contener solo 0 y 1; se recibió {describe(bad)}")
+    return X, y
+
+
 def check_rng(rng, *, name: str = "rng") -> np.random.Generator:
     """Exige un generador ``numpy.random.Generator`` explícito.
 
@@ -224,8 +256,12 @@ NOISE_RESOLUTION_FACTOR = 64
 NOISE_RANGE_FACTOR = 64
 
 
-def _largest_magnitude(value, *, name: str) -> tuple[float, str]:
-    """max |xᵢ| de un número o arreglo finito (0 si está vacío) y cómo nombrar ese valor."""
+def _largest_magnitude(value, *, name: str) -> tuple:
+    """max |xᵢ| de un número o arreglo finito (0 si está vacío) y una función que nombra ese valor.
+
+    El nombre se escribe solo si hace falta un mensaje de error: cada ruido que
+    se suma pasa por aquí, y escribir el valor cuesta más que compararlo.
+    """
     try:
         finite = check_finite(value, name=name)
     except OverflowError:  # an int beyond the largest double
@@ -234,14 +270,18 @@ def _largest_magnitude(value, *, name: str) -> tuple[float, str]:
             f"se recibió {describe(value)}"
         ) from None
     if isinstance(finite, float):
-        return abs(finite), describe(value)
+        return abs(finite), lambda: describe(value)
     if finite.size == 0:
-        return 0.0, describe(value)
+        return 0.0, lambda: describe(value)
     position = int(np.argmax(np.abs(finite)))
-    where = np.unravel_index(position, finite.shape)
-    where = int(where[0]) if len(where) == 1 else tuple(int(i) for i in where)
     element = finite.flat[position]
-    return abs(float(element)), f"{describe(element)} (en la posición {where})"
+
+    def shown() -> str:
+        where = np.unravel_index(position, finite.shape)
+        where = int(where[0]) if len(where) == 1 else tuple(int(i) for i in where)
+        return f"{describe(element)} (en la posición {where})"
+
+    return abs(float(element)), shown
 
 
 def check_noise_resolution(value, *, scale: float, name: str = "valor", scale_name: str = "b") -> None:
@@ -270,7 +310,7 @@ def check_noise_resolution(value, *, scale: float, name: str = "valor", scale_na
     spacing = math.ulp(largest)
     if spacing * NOISE_RESOLUTION_FACTOR > scale:
         raise ValueError(
-            f"{name} demasiado grande para la escala del ruido; se recibió {shown}: cerca de él los dobles "
+            f"{name} demasiado grande para la escala del ruido; se recibió {shown()}: cerca de él los dobles "
             f"distan {describe(spacing)}, más que {scale_name}/{NOISE_RESOLUTION_FACTOR} = {describe(limit)} "
             f"({scale_name} = {describe(scale)}), y el redondeo se tragaría el ruido; publica el valor "
             f"en otra unidad (por ejemplo, en miles) o usa más ruido"
@@ -289,7 +329,7 @@ def check_noise_range(value, *, scale: float, name: str = "valor", scale_name: s
     reach = largest + NOISE_RANGE_FACTOR * scale
     if reach > sys.float_info.max:
         raise ValueError(
-            f"{name} y escala demasiado grandes; se recibió {shown} y {scale_name} = {describe(scale)}: "
+            f"{name} y escala demasiado grandes; se recibió {shown()} y {scale_name} = {describe(scale)}: "
             f"|x| + {NOISE_RANGE_FACTOR}·{scale_name} = {describe(reach)} supera el mayor doble "
             f"({describe(sys.float_info.max)}) y la publicación podría ser infinita"
         )

@@ -63,6 +63,7 @@ __all__ = [
     "gaussian_sequential_epsilon",
     "gaussian_advanced_epsilon",
     "compare_gaussian_accountants",
+    "compute_noise_multiplier",
     "amplify_by_subsampling",
     "laplace_rdp",
     "gaussian_exact_delta",
@@ -389,6 +390,41 @@ def compare_gaussian_accountants(*, sigma, steps, delta, sensitivity=1.0) -> dic
         "rdp_tight": tight_epsilon,
         "alpha": alpha,
     }
+
+
+def compute_noise_multiplier(*, epsilon, delta, steps, accountant="sequential") -> float:
+    """Multiplicador de ruido z = σ/Δ con el que k = ``steps`` publicaciones gaussianas cuestan (ε, δ).
+
+    Es la inversa, en forma cerrada, de la contabilidad elegida (``THEOREMS``):
+
+    * ``"sequential"``: cada paso con ε/k y δ/k (gaussiano clásico) y los k
+      sumados: z = k·√(2 ln(1,25·k/δ))/ε. Dwork y Roth (2014), Teorema A.1 y
+      Teorema 3.16; exige ε/k < 1, como el teorema.
+    * ``"rdp"``: Rényi DP con la conversión clásica y el orden óptimo: con
+      ρ = k/(2z²) el costo es ε = ρ + 2√(ρ ln(1/δ)) (ver
+      ``gaussian_rdp_optimal_alpha``), así que √ρ = √(ln(1/δ) + ε) − √(ln(1/δ))
+      y z = √(k/(2ρ)). Mironov (2017), Proposiciones 1 y 3.
+
+    Garantía: f(D) + N(0, (zΔ)² I) publicado k veces, con f de sensibilidad
+    L2 = Δ, es (ε, δ)-DP según ese teorema. Es lo que se calibra en el
+    descenso privado (capítulo 5) y en las rondas de DP-FedAvg (capítulo 6).
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    steps = check_positive_int(steps, name="steps")
+    if accountant == "sequential":
+        if epsilon / steps >= 1.0:
+            raise ValueError(
+                f"epsilon/steps debe ser menor que 1 para el gaussiano clásico; se recibió "
+                f"epsilon={describe(epsilon)} con steps={steps}. Use más pasos, un ε menor o accountant='rdp'."
+            )
+        return steps * math.sqrt(2.0 * math.log(1.25 * steps / delta)) / epsilon
+    if accountant == "rdp":
+        log_inverse_delta = math.log(1.0 / delta)
+        # √(L + ε) − √L escrito sin restar dos números casi iguales.
+        root_rho = epsilon / (math.sqrt(log_inverse_delta + epsilon) + math.sqrt(log_inverse_delta))
+        return math.sqrt(steps / 2.0) / root_rho
+    raise ValueError(f"accountant debe ser uno de {THEOREMS}; se recibió {describe(accountant)}")
 
 
 # ------------------------------------------------ amplificación por submuestreo --

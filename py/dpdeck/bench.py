@@ -6,8 +6,9 @@ Imprime una tabla con la mediana (y el mínimo) de varias corridas de:
 * cada paso de ``dpdeck.lab.STEPS`` y ``run_lab`` completo;
 * cada experimento de la clase (``dpdeck.experiments.EXPERIMENTS``) con los
   parámetros y la semilla de su diapositiva: el cálculo solo, y el cálculo con
-  su figura ``plot_*`` de ``dpdeck.figures`` y su PNG (como la guarda
-  ``dpdeck.cellrun``). Una ``plot_*`` sin experimento se lista con una nota.
+  su figura ``plot_*`` de ``dpdeck.figures`` o ``dpdeck.figures_federated``
+  y su PNG (como la guarda ``dpdeck.cellrun``). Una ``plot_*`` sin
+  experimento se lista con una nota.
 
 Las afirmaciones de velocidad se miden aquí, nunca con límites de tiempo en
 las pruebas. Meta de la clase: ``run_lab`` completo en menos de 3 s.
@@ -91,16 +92,22 @@ def collect_lab_timings(*, repeats: int = 5, seed: int = 0) -> list:
 
 
 def discover_figures() -> list:
-    """Pares (nombre de ``plot_*``, función sin argumentos que la dibuja con su experimento, o ``None``)."""
-    from . import experiments, figures
+    """Pares (nombre de ``plot_*``, función sin argumentos que la dibuja con su experimento, o ``None``).
+
+    Recorre los módulos de figuras de ``experiments.FIGURE_MODULES`` (capítulos
+    1–5 y capítulo 6).
+    """
+    import importlib
+
+    from . import experiments
 
     by_plot = {experiment.plot: name for name, experiment in experiments.EXPERIMENTS.items()}
-    names = sorted(
-        name for name in dir(figures)
-        if name.startswith("plot_") and callable(getattr(figures, name))
-    )
+    names = []
+    for module_name in experiments.FIGURE_MODULES:
+        module = importlib.import_module(f"{__package__}.{module_name}")
+        names += [name for name in dir(module) if name.startswith("plot_") and callable(getattr(module, name))]
     return [(name, (lambda experiment=by_plot[name]: experiments.draw_experiment(experiment))
-             if name in by_plot else None) for name in names]
+             if name in by_plot else None) for name in sorted(names)]
 
 
 def collect_experiment_timings(*, repeats: int = 3) -> list:

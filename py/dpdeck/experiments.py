@@ -16,7 +16,8 @@ diapositiva. Los usan:
   figura (``draw_experiment``).
 
 Este módulo no importa matplotlib: la figura de cada experimento se dibuja
-con ``dpdeck.figures`` solo al llamar ``draw_experiment``.
+con ``dpdeck.figures`` (o ``dpdeck.figures_federated``, capítulo 6) solo al
+llamar ``draw_experiment``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import accounting, learning, queries
+from . import accounting, federated, learning, queries
 from ._checks import check_rng, describe
 from .data import EDUCATION_LEVELS, KAREN_NAME, load_census
 from .mechanisms import (
@@ -55,6 +56,12 @@ __all__ = [
     "run_gradient_norms",
     "run_privacy_utility",
     "run_iterations_cost",
+    "run_hospital_example",
+    "run_fedavg_rounds",
+    "run_local_epochs",
+    "run_privacy_units",
+    "PRIVACY_UNITS_EPSILONS",
+    "FIGURE_MODULES",
     "run_experiment",
     "draw_experiment",
 ]
@@ -263,6 +270,65 @@ def run_iterations_cost(*, rng, epsilon=0.5, iterations_grid=(1, 2, 3, 5, 8, 13,
                                      repeats=repeats)
 
 
+# --------------------------------------- capítulo 6: aprendizaje federado --
+
+
+def run_hospital_example(*, count=42, sensitivity=1, epsilon=0.5, outputs=None) -> dict:
+    """El ejemplo del hospital de la página de clase, con todos sus números (diapositiva ``hospital-completo``).
+
+    Lap(b) con b = Δf/ε: la densidad de la salida con la persona X (centrada
+    en f(D) = ``count``) y sin ella (en f(D′) = ``count`` − Δf), su razón, que
+    nunca pasa de e^ε (``max_ratio``), el error medio E|Lap(b)| = b y su parte
+    del conteo (``relative_error``, 2/42 ≈ 4,8 %), y lo que gastan tres
+    consultas (``three_queries``: 3ε = 1,5). Las salidas van de f(D) − 12 a
+    f(D) + 12 en pasos de 1/4, que pasan por los dos quiebres de la razón.
+    """
+    scale = laplace_scale(sensitivity=sensitivity, epsilon=epsilon)
+    outputs = np.linspace(count - 12, count + 12, 97) if outputs is None else np.asarray(outputs, dtype=float)
+    with_x = laplace_density(outputs, loc=count, scale=scale)
+    without_x = laplace_density(outputs, loc=count - sensitivity, scale=scale)
+    return {
+        "outputs": outputs,
+        "with_x": with_x,
+        "without_x": without_x,
+        "scale": scale,
+        "max_ratio": float(np.max(with_x / without_x)),
+        "relative_error": scale / count,
+        "three_queries": accounting.sequential_composition([epsilon] * 3),
+        "count": count,
+        "epsilon": epsilon,
+    }
+
+
+def run_fedavg_rounds(*, rng, clients=16, client_fraction=0.25, local_epochs=5, rounds=20, repeats=5) -> dict:
+    """FedAvg ronda a ronda con reparto IID y con un hospital por nivel educativo (diapositiva ``fedavg-no-iid``).
+
+    Es ``federated.compare_splits`` con los números de la diapositiva: 16
+    clientes IID, C = 0,25, E = 5, 20 rondas y 5 corridas.
+    """
+    return federated.compare_splits(load_census(), clients=clients, client_fraction=client_fraction,
+                                    local_epochs=local_epochs, rounds=rounds, rng=rng, repeats=repeats)
+
+
+def run_local_epochs(*, rng, epochs_grid=(1, 2, 5, 10), within=0.005, max_rounds=30) -> dict:
+    """Rondas hasta medio punto del modelo centralizado para cada E (diapositiva ``fedavg-epocas``)."""
+    return federated.compare_local_epochs(load_census(), epochs_grid=list(epochs_grid), within=within,
+                                          max_rounds=max_rounds, rng=rng)
+
+
+PRIVACY_UNITS_EPSILONS = (0.1, 0.3, 1, 3, 10)
+"""Los ε de la diapositiva ``dp-agregado``: de casi nada de señal a casi nada de ruido."""
+
+
+def run_privacy_units(*, rng, epsilons=PRIVACY_UNITS_EPSILONS, repeats=3) -> dict:
+    """DP-FedAvg protegiendo personas, clínicas de 10 o hospitales, contra ε (diapositiva ``dp-agregado``).
+
+    Es ``federated.compare_privacy_units`` con los números de la diapositiva:
+    10 rondas, δ = 10⁻⁵ y 3 modelos por ε y por unidad.
+    """
+    return federated.compare_privacy_units(load_census(), epsilons=list(epsilons), rng=rng, repeats=repeats)
+
+
 # ------------------------------------------------------------- registro --
 
 
@@ -275,6 +341,8 @@ class Experiment:
     seed: int | None
     plot: str
     draw: Callable
+    figures: str = "figures"
+    """El módulo de ``dpdeck`` que tiene su ``plot``: ``figures`` (capítulos 1–5) o ``figures_federated``."""
 
 
 def _draw_laplace_densities(figures, r):
@@ -332,6 +400,29 @@ def _draw_iterations_cost(figures, r):
                                         majority=r["majority"])
 
 
+def _draw_hospital_example(figures, r):
+    return figures.plot_hospital_example(r["outputs"], r["with_x"], r["without_x"], epsilon=r["epsilon"],
+                                         count=r["count"])
+
+
+def _draw_fedavg_rounds(figures, r):
+    return figures.plot_fedavg_rounds(r["rounds"], r["iid"], r["non_iid"], nonprivate=r["nonprivate"],
+                                      majority=r["majority"])
+
+
+def _draw_local_epochs(figures, r):
+    return figures.plot_local_epochs(r["epochs"], r["rounds_iid"], r["rounds_non_iid"], max_rounds=r["max_rounds"],
+                                     target=r["target"])
+
+
+def _draw_privacy_units(figures, r):
+    curves = {"personas (cap. 5)": r["persons"], "clínicas de 10": r["clinics"], "16 hospitales": r["hospitals"]}
+    return figures.plot_privacy_units(r["epsilons"], curves, nonprivate=r["nonprivate"], majority=r["majority"])
+
+
+FIGURE_MODULES = ("figures", "figures_federated")
+"""Los módulos de figuras de ``dpdeck``: cada ``plot_*`` de ellos dibuja un experimento de ``EXPERIMENTS``."""
+
 EXPERIMENTS = {
     "laplace_densities": Experiment(run_laplace_densities, "densidades-laplace", None,
                                     "plot_laplace_densities", _draw_laplace_densities),
@@ -359,6 +450,14 @@ EXPERIMENTS = {
                                   "plot_privacy_utility", _draw_privacy_utility),
     "iterations_cost": Experiment(run_iterations_cost, "costo-iterar", 0,
                                   "plot_iterations_cost", _draw_iterations_cost),
+    "hospital_example": Experiment(run_hospital_example, "hospital-completo", None,
+                                   "plot_hospital_example", _draw_hospital_example, "figures_federated"),
+    "fedavg_rounds": Experiment(run_fedavg_rounds, "fedavg-no-iid", 0,
+                                "plot_fedavg_rounds", _draw_fedavg_rounds, "figures_federated"),
+    "local_epochs": Experiment(run_local_epochs, "fedavg-epocas", 0,
+                               "plot_local_epochs", _draw_local_epochs, "figures_federated"),
+    "privacy_units": Experiment(run_privacy_units, "dp-agregado", 0,
+                                "plot_privacy_units", _draw_privacy_units, "figures_federated"),
 }
 """Cada experimento de la clase por nombre: su función, su celda, la semilla de la celda y su figura."""
 
@@ -375,6 +474,8 @@ def run_experiment(name: str) -> dict:
 
 def draw_experiment(name: str):
     """Corre el experimento ``name`` como su diapositiva y devuelve su figura (importa matplotlib)."""
-    from . import figures
+    import importlib
 
-    return EXPERIMENTS[name].draw(figures, run_experiment(name))
+    experiment = EXPERIMENTS[name]
+    figures = importlib.import_module(f"{__package__}.{experiment.figures}")
+    return experiment.draw(figures, run_experiment(name))

@@ -6,7 +6,8 @@ pasar por pyplot: la celda la deja como última expresión y el ejecutor de
 celdas la convierte en PNG. Nada aquí calcula privacidad ni toca datos: las
 figuras solo dibujan.
 
-Convenciones compartidas por todas las figuras:
+Convenciones compartidas por todas las figuras (el estilo, escrito una vez en
+``dpdeck.figure_style``, que también usa ``dpdeck.figures_federated``):
 
 * etiquetas en español y comas decimales en las marcas numéricas de los
   ejes (``0,5``, no ``0.5``), con un formateador propio que envuelve al de
@@ -38,19 +39,38 @@ su diapositiva) viven en ``dpdeck.experiments``; aquí solo se dibuja.
 
 from __future__ import annotations
 
-from functools import wraps
-
-import matplotlib
 import numpy as np
-from matplotlib import ticker
 from matplotlib.figure import Figure
 
+from .figure_style import (
+    COLORS,
+    FIGSIZE,
+    LABEL_SIZE,
+    LEGEND_SIZE,
+    LINE_WIDTH,
+    SEQUENCE,
+    TICK_SIZE,
+    as_float_array,
+    check_same_length,
+    integer_ticks,
+    legend_on_top,
+    new_figure,
+    percent_ticks,
+    plain_log_ticks,
+    style_axes,
+    styled,
+    spanish_list,
+    use_decimal_comma,
+)
 from .numbers import PERCENT_SIGN, format_number, format_percent, format_significant
 from .protocol import describe_figure
 
 __all__ = [
+    # el estilo de dpdeck.figure_style, también aquí para quien mide las figuras de la clase
     "FIGSIZE",
     "COLORS",
+    "TICK_SIZE",
+    "LABEL_SIZE",
     "use_decimal_comma",
     "plot_laplace_densities",
     "plot_attack_through_noise",
@@ -67,215 +87,6 @@ __all__ = [
     "plot_iterations_cost",
 ]
 
-# Ancho × alto en pulgadas: a 120 ppp son 600×426 píxeles, que la diapositiva
-# muestra a unos 486 px de ancho junto a un bloque de código de 16 líneas.
-FIGSIZE = (5.0, 3.55)
-
-COLORS = {
-    "azul": "#1f5fa8",
-    "naranja": "#d9730d",
-    "verde": "#1e7a4f",
-    "rojo": "#b3261e",
-    "morado": "#6a3d9a",
-    "gris": "#6b7280",
-    "gris_claro": "#c9ced6",
-    "tinta": "#15202e",
-}
-
-# Secuencia para familias de curvas (varios ε, varias contabilidades).
-_SEQUENCE = ["#1f5fa8", "#d9730d", "#1e7a4f", "#6a3d9a", "#b3261e"]
-
-# Tamaños en puntos. Ningún texto de una figura baja de TICK_SIZE: a 120 ppp
-# y mostrada a 0,81, una letra de 13,5 pt ocupa 18 px de la diapositiva
-# (cifras de unos 13 px de alto), legible desde el fondo del salón.
-FONT_SIZE = 14.5
-LABEL_SIZE = 15.5
-TICK_SIZE = 13.5
-LEGEND_SIZE = 13.5
-LINE_WIDTH = 2.6
-
-# Solo lo que se lee al crear los artistas; lo que se lee al dibujar (marcas,
-# rejilla) se fija explícitamente en `_style_axes`, porque el PNG se guarda
-# fuera de este contexto.
-STYLE = {
-    "font.size": FONT_SIZE,
-    "axes.labelsize": LABEL_SIZE,
-    "axes.titlesize": LABEL_SIZE,
-    "axes.linewidth": 1.2,
-    "axes.edgecolor": COLORS["tinta"],
-    "axes.labelcolor": COLORS["tinta"],
-    "axes.prop_cycle": matplotlib.cycler(color=_SEQUENCE),
-    "axes.unicode_minus": True,
-    "legend.fontsize": LEGEND_SIZE,
-    "legend.frameon": False,
-    "lines.linewidth": LINE_WIDTH,
-    "text.color": COLORS["tinta"],
-    "figure.facecolor": "white",
-    "savefig.facecolor": "white",
-    "mathtext.default": "regular",
-}
-
-
-# ------------------------------------------------------------------ formato --
-
-
-def _comma(text: str) -> str:
-    if "$" in text:
-        # En mathtext una coma suelta lleva espacio detrás; entre llaves no.
-        return text.replace(".", "{,}")
-    return text.replace(".", ",")
-
-
-class _DecimalCommaFormatter(ticker.Formatter):
-    """Envuelve un formateador de matplotlib y cambia el punto decimal por coma."""
-
-    def __init__(self, inner: ticker.Formatter):
-        self.inner = inner
-
-    def set_axis(self, axis):
-        super().set_axis(axis)
-        self.inner.set_axis(axis)
-
-    def set_locs(self, locs):
-        super().set_locs(locs)
-        self.inner.set_locs(locs)
-
-    def __call__(self, x, pos=None):
-        return _comma(self.inner(x, pos))
-
-    def format_ticks(self, values):
-        self.set_locs(values)
-        return [self(value, index) for index, value in enumerate(values)]
-
-    def get_offset(self):
-        return _comma(self.inner.get_offset())
-
-    def format_data(self, value):
-        return _comma(self.inner.format_data(value))
-
-    def format_data_short(self, value):
-        return _comma(self.inner.format_data_short(value))
-
-
-# Solo estos formateadores escriben números; los demás (los nombres que pone
-# `set_yticks(posiciones, nombres)`, que según la versión de matplotlib son un
-# FixedFormatter o un FuncFormatter, o un eje de categorías) se dejan tal cual:
-# «1.º a 4.º» no lleva coma decimal.
-_NUMBER_FORMATTERS = (
-    ticker.ScalarFormatter,
-    ticker.LogFormatter,
-    ticker.FormatStrFormatter,
-    ticker.StrMethodFormatter,
-    ticker.PercentFormatter,
-    ticker.EngFormatter,
-    ticker.LogitFormatter,
-)
-
-
-def use_decimal_comma(ax) -> None:
-    """Pone coma decimal en las marcas numéricas de los dos ejes de ``ax``.
-
-    Las marcas que son nombres (``ax.set_yticks(posiciones, nombres)`` o un
-    eje de categorías) quedan como están. Se llama después de fijar la escala
-    (lineal o logarítmica), porque cambiar la escala reemplaza los
-    formateadores.
-    """
-    for axis in (ax.xaxis, ax.yaxis):
-        for getter, setter in (
-            (axis.get_major_formatter, axis.set_major_formatter),
-            (axis.get_minor_formatter, axis.set_minor_formatter),
-        ):
-            current = getter()
-            if isinstance(current, _NUMBER_FORMATTERS):
-                if isinstance(current, ticker.ScalarFormatter):
-                    current.set_useMathText(True)
-                setter(_DecimalCommaFormatter(current))
-
-
-def _styled(function):
-    """Construye la figura dentro del estilo común, sin tocar el estado global."""
-
-    @wraps(function)
-    def wrapper(*args, **kwargs):
-        with matplotlib.rc_context(STYLE):
-            return function(*args, **kwargs)
-
-    return wrapper
-
-
-def _new_figure(figsize=FIGSIZE) -> tuple[Figure, object]:
-    figure = Figure(figsize=figsize, layout="constrained")
-    ax = figure.add_subplot()
-    return figure, ax
-
-
-def _style_axes(ax, *, grid_axis: str = "both") -> None:
-    ax.spines["top"].set_visible(False)
-    ax.spines["right"].set_visible(False)
-    ax.tick_params(
-        which="major", labelsize=TICK_SIZE, length=5, width=1.1,
-        colors=COLORS["tinta"], labelcolor=COLORS["tinta"],
-    )
-    ax.tick_params(which="minor", labelsize=TICK_SIZE, length=3, width=0.8)
-    if grid_axis:
-        ax.grid(True, axis=grid_axis, which="major", color="#e3e7ec", linewidth=1.0)
-        ax.set_axisbelow(True)
-    use_decimal_comma(ax)
-
-
-def _legend_on_top(figure, ax, *, ncols: int = 2) -> None:
-    """Leyenda encima del gráfico, fuera de los ejes: nunca tapa una curva."""
-    handles, labels = ax.get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside upper center", ncols=ncols,
-                  fontsize=LEGEND_SIZE, frameon=False, handlelength=1.8,
-                  columnspacing=1.2, borderaxespad=0.2)
-
-
-def _integer_ticks(axis) -> None:
-    """Pocas marcas en valores redondos (1, 2, 5 × 10ⁿ): legibles desde lejos."""
-    axis.set_major_locator(ticker.MaxNLocator(nbins=5, steps=[1, 2, 5, 10]))
-
-
-def _plain_log_ticks(axis) -> None:
-    """En un eje logarítmico de pocas décadas, «0,1  1  10  100» en vez de potencias de diez.
-
-    Solo para ejes que no pasan de 1000: más arriba, las potencias de diez se
-    leen mejor que «10 000» junto a un «3236» de la clase.
-    """
-    axis.set_major_formatter(ticker.FuncFormatter(lambda value, _position: format_number(value)))
-
-
-def _percent_ticks(axis) -> None:
-    """Proporciones (0,76) escritas como porcentajes («76 %»), como las dice la clase.
-
-    Las marcas caen en porcentajes enteros (pasos de 1, 2 o 5 puntos): así la
-    etiqueta sin decimales nunca redondea (0,775 no se escribe «78 %»).
-    """
-    axis.set_major_locator(ticker.MaxNLocator(nbins=5, steps=[1, 2, 5, 10]))
-    axis.set_major_formatter(ticker.PercentFormatter(xmax=1, decimals=0, symbol=PERCENT_SIGN))
-
-
-def _spanish_list(items) -> str:
-    """«a», «a y b», «a, b y c»: una enumeración en español."""
-    items = [str(item) for item in items]
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " y " + items[-1]
-
-
-def _as_float_array(values, *, name: str) -> np.ndarray:
-    array = np.asarray(values, dtype=float)
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{name} debe ser una lista de números no vacía; se recibió forma {array.shape}")
-    return array
-
-
-def _same_length(**arrays) -> None:
-    sizes = {name: len(array) for name, array in arrays.items()}
-    if len(set(sizes.values())) > 1:
-        detail = ", ".join(f"{name}: {size}" for name, size in sizes.items())
-        raise ValueError(f"las listas deben tener la misma longitud ({detail})")
-
 
 def _finish_density_axes(ax, x, *, xlabel: str) -> None:
     """Ejes de una figura de densidades: de borde a borde en x, desde 0 en y, leyenda arriba."""
@@ -284,57 +95,57 @@ def _finish_density_axes(ax, x, *, xlabel: str) -> None:
     ax.set_xlim(x.min(), x.max())
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper right")
-    _integer_ticks(ax.xaxis)
-    _style_axes(ax)
+    integer_ticks(ax.xaxis)
+    style_axes(ax)
 
 
 def _plot_accuracy_band(ax, xs, accuracies, *, xs_name: str) -> np.ndarray:
     """Banda entre el mínimo y el máximo si ``accuracies`` es repeticiones × x; devuelve la media."""
     if accuracies.ndim == 2:
-        _same_length(**{xs_name: xs, "exactitudes": accuracies[0]})
+        check_same_length(**{xs_name: xs, "exactitudes": accuracies[0]})
         ax.fill_between(xs, accuracies.min(axis=0), accuracies.max(axis=0),
                         color=COLORS["azul"], alpha=0.15, linewidth=0)
         return accuracies.mean(axis=0)
-    mean = _as_float_array(accuracies, name="accuracies")
-    _same_length(**{xs_name: xs, "exactitudes": mean})
+    mean = as_float_array(accuracies, name="accuracies")
+    check_same_length(**{xs_name: xs, "exactitudes": mean})
     return mean
 
 
 # ------------------------------------------------- capítulo 1: Laplace --
 
 
-@_styled
+@styled
 def plot_laplace_densities(x, densities) -> Figure:
     """Densidades de Laplace para varios ε (diapositiva «ε determina la dispersión del ruido»).
 
     ``densities`` asocia cada ε a la densidad evaluada en ``x``. Menos ε,
     campana más ancha y más baja: más privacidad, menos utilidad.
     """
-    x = _as_float_array(x, name="x")
-    figure, ax = _new_figure()
+    x = as_float_array(x, name="x")
+    figure, ax = new_figure()
     for epsilon, density in densities.items():
-        density = _as_float_array(density, name=f"densidad de ε = {epsilon}")
-        _same_length(x=x, densidad=density)
+        density = as_float_array(density, name=f"densidad de ε = {epsilon}")
+        check_same_length(x=x, densidad=density)
         ax.plot(x, density, label=f"ε = {format_number(epsilon)}")
     _finish_density_axes(ax, x, xlabel="ruido añadido al conteo")
-    peaks = [format_significant(np.max(_as_float_array(density, name="densidad")), 3)
+    peaks = [format_significant(np.max(as_float_array(density, name="densidad")), 3)
              for density in densities.values()]
     describe_figure(figure, (
         "Densidades de Laplace del ruido añadido al conteo (eje horizontal) para "
-        f"ε = {_spanish_list(format_number(epsilon) for epsilon in densities)}: cuanto menor es ε, "
-        f"más ancha y más baja es la curva; sus alturas máximas son {_spanish_list(peaks)}."))
+        f"ε = {spanish_list(format_number(epsilon) for epsilon in densities)}: cuanto menor es ε, "
+        f"más ancha y más baja es la curva; sus alturas máximas son {spanish_list(peaks)}."))
     return figure
 
 
-@_styled
+@styled
 def plot_attack_through_noise(differences, *, signal=1.0) -> Figure:
     """Histograma de la resta de dos respuestas ruidosas: la señal enterrada.
 
     ``differences`` son las restas que obtendría el atacante en muchos ataques
     simulados; las líneas marcan 0 (Karen sin el atributo) y ``signal`` (con él).
     """
-    differences = _as_float_array(differences, name="differences")
-    figure, ax = _new_figure()
+    differences = as_float_array(differences, name="differences")
+    figure, ax = new_figure()
     limit = float(np.quantile(np.abs(differences - signal), 0.995)) + 1.0
     bins = np.linspace(signal - limit, signal + limit, 61)
     ax.hist(differences, bins=bins, color=COLORS["azul"], alpha=0.85,
@@ -345,8 +156,8 @@ def plot_attack_through_noise(differences, *, signal=1.0) -> Figure:
                label=f"señal: {format_number(signal)}")
     ax.set_xlabel("consulta 1 − consulta 2 (con ruido)")
     ax.set_ylabel("número de ataques")
-    _legend_on_top(figure, ax, ncols=2)
-    _style_axes(ax, grid_axis="y")
+    legend_on_top(figure, ax, ncols=2)
+    style_axes(ax, grid_axis="y")
     describe_figure(figure, (
         f"Histograma de {format_number(differences.size)} restas de dos respuestas con ruido "
         "(consulta 1 − consulta 2), con una línea en 0 (sin señal) y otra en "
@@ -359,7 +170,7 @@ def plot_attack_through_noise(differences, *, signal=1.0) -> Figure:
 # --------------------------------------------- capítulo 2: propiedades --
 
 
-@_styled
+@styled
 def plot_averaging_error(ks, errors, *, expected=None) -> Figure:
     """Error del promedio de k publicaciones contra k, en ejes logarítmicos.
 
@@ -367,27 +178,27 @@ def plot_averaging_error(ks, errors, *, expected=None) -> Figure:
     dibuja la recta ``errors[0]·√(k₀/k)``. En ambos casos, la caída 1/√k que
     predice la varianza del promedio de k ruidos independientes.
     """
-    ks = _as_float_array(ks, name="ks")
-    errors = _as_float_array(errors, name="errors")
-    _same_length(ks=ks, errores=errors)
+    ks = as_float_array(ks, name="ks")
+    errors = as_float_array(errors, name="errors")
+    check_same_length(ks=ks, errores=errors)
     if expected is None:
         reference = errors[0] * np.sqrt(ks[0] / ks)
     else:
-        reference = _as_float_array(expected, name="expected")
-        _same_length(ks=ks, esperado=reference)
-    figure, ax = _new_figure()
+        reference = as_float_array(expected, name="expected")
+        check_same_length(ks=ks, esperado=reference)
+    figure, ax = new_figure()
     ax.plot(ks, reference, color=COLORS["gris"], linestyle="--", linewidth=2.2,
             label=r"teoría: $\propto 1/\sqrt{k}$")
     ax.plot(ks, errors, marker="o", markersize=7, color=COLORS["azul"],
             label="error medido")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    _plain_log_ticks(ax.xaxis)
-    _plain_log_ticks(ax.yaxis)
+    plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.yaxis)
     ax.set_xlabel("publicaciones promediadas, k")
     ax.set_ylabel("error del promedio")
     ax.legend(loc="upper right")
-    _style_axes(ax)
+    style_axes(ax)
     describe_figure(figure, (
         "Error del promedio de k publicaciones contra k, en ejes logarítmicos, medido y según la "
         "teoría (proporcional a 1/√k): el error baja al promediar; con "
@@ -396,7 +207,7 @@ def plot_averaging_error(ks, errors, *, expected=None) -> Figure:
     return figure
 
 
-@_styled
+@styled
 def plot_private_histogram(labels, true_counts, private_counts) -> Figure:
     """Histograma verdadero y privado, barra a barra (composición paralela).
 
@@ -404,10 +215,10 @@ def plot_private_histogram(labels, true_counts, private_counts) -> Figure:
     barra gris es el conteo verdadero; el punto naranja, el publicado.
     """
     labels = [str(label) for label in labels]
-    true_counts = _as_float_array(true_counts, name="true_counts")
-    private_counts = _as_float_array(private_counts, name="private_counts")
-    _same_length(etiquetas=labels, verdaderos=true_counts, privados=private_counts)
-    figure, ax = _new_figure((FIGSIZE[0], 4.1))
+    true_counts = as_float_array(true_counts, name="true_counts")
+    private_counts = as_float_array(private_counts, name="private_counts")
+    check_same_length(etiquetas=labels, verdaderos=true_counts, privados=private_counts)
+    figure, ax = new_figure((FIGSIZE[0], 4.1))
     positions = np.arange(len(labels))
     ax.barh(positions, true_counts, height=0.72, color=COLORS["gris_claro"],
             label="verdadero")
@@ -417,7 +228,7 @@ def plot_private_histogram(labels, true_counts, private_counts) -> Figure:
     ax.invert_yaxis()
     ax.set_xlabel("personas")
     ax.legend(loc="lower right")
-    _style_axes(ax, grid_axis="x")
+    style_axes(ax, grid_axis="x")
     ax.tick_params(axis="y", length=0)
     gaps = np.abs(private_counts - true_counts)
     worst = int(np.argmax(gaps))
@@ -432,7 +243,7 @@ def plot_private_histogram(labels, true_counts, private_counts) -> Figure:
 # -------------------------------------------- capítulo 3: sensibilidad --
 
 
-@_styled
+@styled
 def plot_clipping_elbow(bounds, bias, noise, total=None) -> Figure:
     """El codo del recorte: sesgo, ruido y error total contra la cota b.
 
@@ -441,12 +252,12 @@ def plot_clipping_elbow(bounds, bias, noise, total=None) -> Figure:
     codo y con el ruido a la derecha: se dibuja debajo, como una franja ancha y
     clara, y el sesgo y el ruido encima, así las tres curvas se ven siempre.
     """
-    bounds = _as_float_array(bounds, name="bounds")
-    bias = _as_float_array(bias, name="bias")
-    noise = _as_float_array(noise, name="noise")
-    total = bias + noise if total is None else _as_float_array(total, name="total")
-    _same_length(cotas=bounds, sesgo=bias, ruido=noise, total=total)
-    figure, ax = _new_figure()
+    bounds = as_float_array(bounds, name="bounds")
+    bias = as_float_array(bias, name="bias")
+    noise = as_float_array(noise, name="noise")
+    total = bias + noise if total is None else as_float_array(total, name="total")
+    check_same_length(cotas=bounds, sesgo=bias, ruido=noise, total=total)
+    figure, ax = new_figure()
     # En escala logarítmica un sesgo nulo (b por encima de todos los valores)
     # no tiene dónde dibujarse: se corta la curva ahí.
     bias = np.where(bias > 0, bias, np.nan)
@@ -463,8 +274,8 @@ def plot_clipping_elbow(bounds, bias, noise, total=None) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("cota de recorte, b")
     ax.set_ylabel("error de la suma")
-    _legend_on_top(figure, ax)
-    _style_axes(ax)
+    legend_on_top(figure, ax)
+    style_axes(ax)
     describe_figure(figure, (
         "Error de la suma contra la cota de recorte b, en ejes logarítmicos: el sesgo del recorte baja "
         "al crecer b, el ruido de Laplace sube, y el error total (su suma) tiene un mínimo interior en "
@@ -472,7 +283,7 @@ def plot_clipping_elbow(bounds, bias, noise, total=None) -> Figure:
     return figure
 
 
-@_styled
+@styled
 def plot_local_sensitivity_leak(scale_without, scale_with, *, shift, threshold=None) -> Figure:
     """Ruido calibrado a la sensibilidad local en dos bases vecinas: la escala filtra.
 
@@ -494,7 +305,7 @@ def plot_local_sensitivity_leak(scale_without, scale_with, *, shift, threshold=N
     with_extreme = laplace_density(x, loc=shift, scale=scale_with)
     without = without / without.max()
     with_extreme = with_extreme / with_extreme.max()
-    figure, ax = _new_figure()
+    figure, ax = new_figure()
     if threshold is not None:
         threshold = float(threshold)
         ax.axvline(threshold, color=COLORS["gris"], linewidth=1.8, linestyle="--")
@@ -508,8 +319,8 @@ def plot_local_sensitivity_leak(scale_without, scale_with, *, shift, threshold=N
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("salida publicada − Σ D")
     ax.set_ylabel("densidad (relativa)")
-    _legend_on_top(figure, ax, ncols=1)
-    _style_axes(ax)
+    legend_on_top(figure, ax, ncols=1)
+    style_axes(ax)
     formatter = ax.xaxis.get_major_formatter().inner
     formatter.set_powerlimits((-3, 4))
     threshold_text = (f"; las líneas en ±{format_number(round(threshold))} marcan el umbral τ con que el "
@@ -525,14 +336,14 @@ def plot_local_sensitivity_leak(scale_without, scale_with, *, shift, threshold=N
 # ------------------------------------------ capítulo 4: DP aproximada --
 
 
-@_styled
+@styled
 def plot_laplace_vs_gauss(x, laplace, gauss) -> Figure:
     """Densidades de Laplace y Gauss con el mismo ε para una consulta escalar."""
-    x = _as_float_array(x, name="x")
-    laplace = _as_float_array(laplace, name="laplace")
-    gauss = _as_float_array(gauss, name="gauss")
-    _same_length(x=x, laplace=laplace, gauss=gauss)
-    figure, ax = _new_figure()
+    x = as_float_array(x, name="x")
+    laplace = as_float_array(laplace, name="laplace")
+    gauss = as_float_array(gauss, name="gauss")
+    check_same_length(x=x, laplace=laplace, gauss=gauss)
+    figure, ax = new_figure()
     ax.plot(x, laplace, color=COLORS["azul"], label="Laplace")
     ax.fill_between(x, laplace, color=COLORS["azul"], alpha=0.12)
     ax.plot(x, gauss, color=COLORS["naranja"], label="Gauss")
@@ -545,14 +356,14 @@ def plot_laplace_vs_gauss(x, laplace, gauss) -> Figure:
     return figure
 
 
-@_styled
+@styled
 def plot_vector_noise(ks, laplace, gauss, *, crossing=None) -> Figure:
     """Ruido por componente contra la dimensión k: Laplace crece como k, Gauss como √k."""
-    ks = _as_float_array(ks, name="ks")
-    laplace = _as_float_array(laplace, name="laplace")
-    gauss = _as_float_array(gauss, name="gauss")
-    _same_length(ks=ks, laplace=laplace, gauss=gauss)
-    figure, ax = _new_figure()
+    ks = as_float_array(ks, name="ks")
+    laplace = as_float_array(laplace, name="laplace")
+    gauss = as_float_array(gauss, name="gauss")
+    check_same_length(ks=ks, laplace=laplace, gauss=gauss)
+    figure, ax = new_figure()
     ax.plot(ks, laplace, color=COLORS["azul"], label=r"Laplace, $\Delta_1 = k$")
     ax.plot(ks, gauss, color=COLORS["naranja"], label=r"Gauss, $\Delta_2 = \sqrt{k}$")
     if crossing is not None:
@@ -562,8 +373,8 @@ def plot_vector_noise(ks, laplace, gauss, *, crossing=None) -> Figure:
     ax.set_ylabel("ruido por componente")
     ax.set_xlim(ks.min(), ks.max())
     ax.set_ylim(bottom=0)
-    _legend_on_top(figure, ax, ncols=2)
-    _style_axes(ax)
+    legend_on_top(figure, ax, ncols=2)
+    style_axes(ax)
     crossing_text = f"; Gauss añade menos ruido desde k = {format_number(crossing)}" if crossing is not None else ""
     describe_figure(figure, (
         f"Ruido por componente contra el número de componentes k (de {format_number(ks[0])} a "
@@ -582,20 +393,20 @@ _ACCOUNTANT_LABELS = {
 }
 
 
-@_styled
+@styled
 def plot_accountants(ks, curves) -> Figure:
     """ε total contra el número de publicaciones k, una curva por contabilidad.
 
     ``curves`` asocia un nombre (``"secuencial"``, ``"avanzada"``, ``"rdp"`` u
     otro) a la lista de ε para cada k. El valor final de cada curva se rotula.
     """
-    ks = _as_float_array(ks, name="ks")
-    figure, ax = _new_figure()
+    ks = as_float_array(ks, name="ks")
+    figure, ax = new_figure()
     finals = []
     for index, (name, values) in enumerate(curves.items()):
-        values = _as_float_array(values, name=f"curva {name}")
-        _same_length(ks=ks, curva=values)
-        color = _SEQUENCE[index % len(_SEQUENCE)]
+        values = as_float_array(values, name=f"curva {name}")
+        check_same_length(ks=ks, curva=values)
+        color = SEQUENCE[index % len(SEQUENCE)]
         ax.plot(ks, values, color=color, label=_ACCOUNTANT_LABELS.get(name, str(name)))
         finals.append((float(values[-1]), color))
     for final, color in finals:
@@ -615,32 +426,32 @@ def plot_accountants(ks, curves) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("publicaciones gaussianas, k")
     ax.set_ylabel("ε total")
-    _legend_on_top(figure, ax, ncols=2)
+    legend_on_top(figure, ax, ncols=2)
     low, high = ax.get_ylim()
     ax.set_ylim(low, high * 4)
-    _style_axes(ax)
+    style_axes(ax)
     names = [_ACCOUNTANT_LABELS.get(name, str(name)) for name in curves]
     totals = [format_number(final, 0 if final >= 100 else 1) for final, _ in finals]
     describe_figure(figure, (
         f"Presupuesto total ε contra el número de publicaciones gaussianas k, en ejes logarítmicos, con la "
-        f"contabilidad {_spanish_list(names)}: con k = {format_number(ks[-1])} el ε total es "
-        f"{_spanish_list(f'{total} ({name})' for total, name in zip(totals, names))}."))
+        f"contabilidad {spanish_list(names)}: con k = {format_number(ks[-1])} el ε total es "
+        f"{spanish_list(f'{total} ({name})' for total, name in zip(totals, names))}."))
     return figure
 
 
-@_styled
+@styled
 def plot_rdp_conversion(alphas, rdp, conversion) -> Figure:
     """Las dos piezas de la conversión RDP → (ε, δ) y su suma, con el α óptimo.
 
     ``rdp`` es la curva compuesta k·ε̄(α); ``conversion`` es ln(1/δ)/(α − 1).
     """
-    alphas = _as_float_array(alphas, name="alphas")
-    rdp = _as_float_array(rdp, name="rdp")
-    conversion = _as_float_array(conversion, name="conversion")
-    _same_length(alphas=alphas, rdp=rdp, conversion=conversion)
+    alphas = as_float_array(alphas, name="alphas")
+    rdp = as_float_array(rdp, name="rdp")
+    conversion = as_float_array(conversion, name="conversion")
+    check_same_length(alphas=alphas, rdp=rdp, conversion=conversion)
     total = rdp + conversion
     best = int(np.argmin(total))
-    figure, ax = _new_figure()
+    figure, ax = new_figure()
     # En este orden la leyenda (dos columnas, por columnas) deja las dos
     # fórmulas, que son anchas, en columnas distintas.
     ax.plot(alphas, rdp, color=COLORS["azul"], label=r"RDP: $k\alpha/2\sigma^2$")
@@ -658,11 +469,12 @@ def plot_rdp_conversion(alphas, rdp, conversion) -> Figure:
     ax.annotate(f"ε ≈ {format_number(total[best], 1)}", xy=(alphas[best], total[best]),
                 xytext=(0, 14), textcoords="offset points", ha="center",
                 color=COLORS["verde"], fontsize=LEGEND_SIZE, fontweight="bold")
-    _legend_on_top(figure, ax)
-    _style_axes(ax)
+    legend_on_top(figure, ax)
+    style_axes(ax)
     describe_figure(figure, (
         "Presupuesto ε contra el orden de Rényi α: la curva RDP sube con α, la conversión "
-        "ln(1/δ)/(α − 1) baja, y su suma, el ε total, es mínima en α ≈ {format_number(alphas[best], 2)}, con "
+        "ln(1/δ)/(α − 1) baja, y su suma, el ε total, es mínima en "
+        f"α ≈ {format_number(alphas[best], 2)}, con "
         f"ε ≈ {format_number(total[best], 1)}."))
     return figure
 
@@ -670,11 +482,11 @@ def plot_rdp_conversion(alphas, rdp, conversion) -> Figure:
 # ------------------------------------------- capítulo 5: aprendizaje --
 
 
-@_styled
+@styled
 def plot_gradient_norms(norms, *, clip_norm) -> Figure:
     """Normas L2 de los gradientes por persona, con la cota de recorte C."""
-    norms = _as_float_array(norms, name="norms")
-    figure, ax = _new_figure()
+    norms = as_float_array(norms, name="norms")
+    figure, ax = new_figure()
     bins = np.linspace(0.0, float(max(norms.max(), clip_norm)) * 1.02, 41)
     ax.hist(norms, bins=bins, color=COLORS["azul"], alpha=0.85, label="antes del recorte")
     ax.axvline(float(clip_norm), color=COLORS["naranja"], linewidth=2.8,
@@ -684,7 +496,7 @@ def plot_gradient_norms(norms, *, clip_norm) -> Figure:
     ax.set_ylabel("personas")
     ax.legend(loc="upper right", title=f"recortadas: {format_number(100 * clipped, 0)} %",
               title_fontsize=LEGEND_SIZE)
-    _style_axes(ax, grid_axis="y")
+    style_axes(ax, grid_axis="y")
     describe_figure(figure, (
         f"Histograma de las normas L2 de los gradientes de {format_number(norms.size)} personas, con una "
         f"línea en la cota de recorte C = {format_number(clip_norm)}: la mayor norma es "
@@ -693,7 +505,7 @@ def plot_gradient_norms(norms, *, clip_norm) -> Figure:
     return figure
 
 
-@_styled
+@styled
 def plot_privacy_utility(epsilons, accuracies, *, nonprivate, majority) -> Figure:
     """Exactitud del modelo privado contra ε, con el modelo sin privacidad y la clase mayoritaria.
 
@@ -701,9 +513,9 @@ def plot_privacy_utility(epsilons, accuracies, *, nonprivate, majority) -> Figur
     (repeticiones × ε): entonces se dibuja la media y la banda entre el mínimo
     y el máximo.
     """
-    epsilons = _as_float_array(epsilons, name="epsilons")
+    epsilons = as_float_array(epsilons, name="epsilons")
     accuracies = np.asarray(accuracies, dtype=float)
-    figure, ax = _new_figure()
+    figure, ax = new_figure()
     mean = _plot_accuracy_band(ax, epsilons, accuracies, xs_name="epsilons")
     ax.axhline(float(nonprivate), color=COLORS["verde"], linestyle="--", linewidth=2.2,
                label="sin privacidad")
@@ -712,15 +524,15 @@ def plot_privacy_utility(epsilons, accuracies, *, nonprivate, majority) -> Figur
     ax.plot(epsilons, mean, marker="o", markersize=7, color=COLORS["azul"],
             label="privado")
     ax.set_xscale("log")
-    _plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.xaxis)
     ax.set_xlabel("presupuesto ε")
     ax.set_ylabel("exactitud")
     low = min(float(majority), float(np.min(accuracies)))
     high = max(float(nonprivate), float(np.max(accuracies)))
     ax.set_ylim(low - 0.03, high + 0.02)
-    _percent_ticks(ax.yaxis)
-    _legend_on_top(figure, ax, ncols=2)
-    _style_axes(ax)
+    percent_ticks(ax.yaxis)
+    legend_on_top(figure, ax, ncols=2)
+    style_axes(ax)
     describe_figure(figure, (
         f"Exactitud del modelo privado contra el presupuesto ε (de {format_significant(epsilons[0], 2)} a "
         f"{format_significant(epsilons[-1], 2)}, eje logarítmico), con líneas para el modelo sin privacidad "
@@ -729,18 +541,18 @@ def plot_privacy_utility(epsilons, accuracies, *, nonprivate, majority) -> Figur
     return figure
 
 
-@_styled
+@styled
 def plot_iterations_cost(iterations, accuracies, *, epsilon, majority=None) -> Figure:
     """Exactitud contra el número de iteraciones T con ε fijo: el óptimo interior.
 
     ``accuracies`` es una lista (una exactitud por T) o una matriz
     (repeticiones × T), que se resume con su media.
     """
-    iterations = _as_float_array(iterations, name="iterations")
+    iterations = as_float_array(iterations, name="iterations")
     accuracies = np.asarray(accuracies, dtype=float)
     # A little lower than the others: its slide carries two paragraphs of the lecture
     # around the cell, and the figure sets the cell's height.
-    figure, ax = _new_figure((FIGSIZE[0], FIGSIZE[1] - 0.15))
+    figure, ax = new_figure((FIGSIZE[0], FIGSIZE[1] - 0.15))
     mean = _plot_accuracy_band(ax, iterations, accuracies, xs_name="iteraciones")
     if majority is not None:
         ax.axhline(float(majority), color=COLORS["gris"], linestyle=":", linewidth=2.4,
@@ -751,12 +563,12 @@ def plot_iterations_cost(iterations, accuracies, *, epsilon, majority=None) -> F
     ax.plot([iterations[best]], [mean[best]], marker="*", markersize=18, linestyle="none",
             color=COLORS["naranja"], label=f"óptimo T = {format_number(iterations[best])}")
     ax.set_xscale("log")
-    _plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.xaxis)
     ax.set_xlabel("iteraciones, T")
     ax.set_ylabel("exactitud")
-    _percent_ticks(ax.yaxis)
-    _legend_on_top(figure, ax, ncols=2)
-    _style_axes(ax)
+    percent_ticks(ax.yaxis)
+    legend_on_top(figure, ax, ncols=2)
+    style_axes(ax)
     majority_text = f"; la clase mayoritaria da {format_percent(majority)}" if majority is not None else ""
     describe_figure(figure, (
         f"Exactitud del modelo privado contra el número de iteraciones T (de {format_number(iterations[0])} "

@@ -1,6 +1,6 @@
 """Laboratorio reproducible de la clase: cada número de la clase, recalculado con una semilla.
 
-``run_lab(seed)`` recorre los cinco capítulos y devuelve un diccionario con el
+``run_lab(seed)`` recorre los seis capítulos y devuelve un diccionario con el
 contrato del laboratorio:
 
 * ``kind``: ``"privacidad-diferencial"``;
@@ -9,7 +9,8 @@ contrato del laboratorio:
 * ``results``: los números con nombre de cada capítulo (ataque diferencial,
   ejemplo del hospital, factor del gaussiano, las tres contabilidades, cruce
   Laplace–Gauss, pendiente 1/√k, histograma, codo del recorte, promedio
-  privado, descenso de gradiente privado…);
+  privado, descenso de gradiente privado…) y, en ``federated``, los del
+  capítulo 6 (``dpdeck.lab_federated``);
 * ``evidence``: hechos que un lector puede verificar, cada uno con sus
   números y si se cumplen (``holds``). Cada hecho es una medición (sobre
   muestras del mecanismo, sobre el libro de cuentas, contra una fórmula
@@ -39,7 +40,7 @@ import sys
 
 import numpy as np
 
-from . import accounting, experiments, learning, mechanisms, queries
+from . import accounting, experiments, lab_federated, learning, mechanisms, queries
 from ._checks import describe
 from .data import CENSUS_SEED, EDUCATION_LEVELS, KAREN_NAME, MAX_AGE, find_census_csv, load_census
 from .numbers import format_number, format_percent
@@ -694,6 +695,7 @@ STEPS = (
     ("vector", find_vector_crossing),
     ("composition", compare_accountants),
     ("learning", train_private_models),
+    (lab_federated.STEP, lab_federated.run_lab_chapter),
 )
 """Los pasos del laboratorio, en el orden de la clase: (nombre, función(censo, rng))."""
 
@@ -729,7 +731,7 @@ def run_lab(seed=0) -> dict:
         "inputs": inputs,
         "results": results,
         "evidence": evidence,
-        "limitations": LIMITATIONS,
+        "limitations": LIMITATIONS + lab_federated.LAB_LIMITATIONS,
     })
 
 

@@ -40,6 +40,7 @@ import math
 import numpy as np
 
 from ._checks import (
+    check_dataset,
     check_delta,
     check_epsilon,
     check_finite,
@@ -146,22 +147,6 @@ def make_dataset(census) -> tuple:
     return X, y
 
 
-def _check_data(X, y) -> tuple:
-    X = check_finite(X, name="X")
-    if X.ndim != 2:
-        raise ValueError(f"X debe ser una matriz (personas × variables); tiene forma {X.shape}")
-    check_nonempty(X, name="X")
-    y = check_finite(y, name="y")
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ValueError(
-            f"y debe tener una etiqueta por fila de X ({X.shape[0]}); tiene forma {y.shape}"
-        )
-    if not np.all((y == 0) | (y == 1)):
-        bad = y[(y != 0) & (y != 1)][0]
-        raise ValueError(f"y debe contener solo 0 y 1; se recibió {describe(bad)}")
-    return X, y
-
-
 def _check_theta(theta, dimension: int) -> np.ndarray:
     theta = check_finite(theta, name="theta")
     if theta.shape != (dimension,):
@@ -177,7 +162,7 @@ def train_test_split(X, y, *, test_fraction=0.2, rng) -> tuple:
     La exactitud se mide sobre personas que el modelo no vio. La partición
     usa ``rng`` (reproducible con su semilla).
     """
-    X, y = _check_data(X, y)
+    X, y = check_dataset(X, y)
     test_fraction = check_positive(test_fraction, name="test_fraction")
     if not test_fraction < 1:
         raise ValueError(f"test_fraction debe estar en (0, 1); se recibió {describe(test_fraction)}")
@@ -232,7 +217,7 @@ def compute_gradients(theta, X, y) -> np.ndarray:
 
     Fórmula: g_i = (σ(xᵢ·θ) − yᵢ) · xᵢ. Cada fila depende de una sola persona.
     """
-    X, y = _check_data(X, y)
+    X, y = check_dataset(X, y)
     theta = _check_theta(theta, X.shape[1])
     return (sigmoid(X @ theta) - y)[:, None] * X
 
@@ -243,7 +228,7 @@ def compute_gradient_norms(theta, X, y) -> np.ndarray:
     Como g_i es un escalar por xᵢ, su norma sale sin formar la matriz de
     gradientes. Es lo que mira la figura del recorte.
     """
-    X, y = _check_data(X, y)
+    X, y = check_dataset(X, y)
     theta = _check_theta(theta, X.shape[1])
     return np.abs(sigmoid(X @ theta) - y) * np.linalg.norm(X, axis=1)
 
@@ -270,7 +255,7 @@ def train_logistic(X, y, *, iterations=200, learning_rate=DEFAULT_LEARNING_RATE,
     Es la referencia contra la que se mide el costo de la privacidad. No da
     ninguna garantía: el modelo puede memorizar detalles de cualquier persona.
     """
-    X, y = _check_data(X, y)
+    X, y = check_dataset(X, y)
     iterations = check_positive_int(iterations, name="iterations")
     learning_rate = check_positive(learning_rate, name="learning_rate")
     theta = make_initial_theta(X.shape[1]) if initial_theta is None else _check_theta(initial_theta, X.shape[1]).copy()
@@ -464,7 +449,7 @@ def noisy_gradient_descent(
     (mucho más pesimista que la contabilidad de Rényi); ruido de punto flotante
     (Mironov 2012).
     """
-    X, y = _check_data(X, y)
+    X, y = check_dataset(X, y)
     thetas = _train_noisily(
         X, y, epsilon=epsilon, delta=delta, iterations=iterations, clip_norm=clip_norm, rng=rng,
         learning_rate=learning_rate, noise_radius=noise_radius, initial_theta=initial_theta, repeats=1,
@@ -487,7 +472,7 @@ def predict(theta, X) -> np.ndarray:
 
 def accuracy(theta, X, y) -> float:
     """Exactitud: fracción de personas cuya etiqueta el modelo acierta."""
-    X, y = _check_data(X, y)
+    X, y = check_dataset(X, y)
     return float(np.mean(predict(theta, X) == (y == 1)))
 
 
@@ -549,7 +534,7 @@ def privacy_utility_curve(
         check_epsilon(float(epsilon))
     repeats = check_positive_int(repeats, name="repeats")
     rng = check_rng(rng)
-    X, y = _check_data(X, y)
+    X, y = check_dataset(X, y)
     X_train, X_test, y_train, y_test, nonprivate = _split_for_curve(X, y, rng, test_fraction)
     accuracies = _measure_accuracies(
         (X_train, X_test, y_train, y_test), [(epsilon, iterations) for epsilon in epsilons],
@@ -602,7 +587,7 @@ def iterations_curve(
                      for t in grid])
     repeats = check_positive_int(repeats, name="repeats")
     rng = check_rng(rng)
-    X, y = _check_data(X, y)
+    X, y = check_dataset(X, y)
     X_train, X_test, y_train, y_test, nonprivate = _split_for_curve(X, y, rng, test_fraction)
     accuracies = _measure_accuracies(
         (X_train, X_test, y_train, y_test), [(epsilon, iterations) for iterations in grid],

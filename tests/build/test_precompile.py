@@ -93,6 +93,9 @@ def test_the_shipped_font_list_is_the_one_matplotlib_expects(dist_dir):
     assert len(font_list["ttflist"]) > 30 and len(font_list["afmlist"]) > 30
     assert {entry["fname"] for entry in entries if f"matplotlib/mpl-data/{entry['fname']}" not in names} == set()
     assert "DejaVu Sans" in {entry["name"] for entry in font_list["ttflist"]}
+    for fonts in (font_list["ttflist"], font_list["afmlist"]):
+        # in FontManager's own order the list changes with every start of Python
+        assert [entry["fname"] for entry in fonts] == sorted(entry["fname"] for entry in fonts)
 
 
 PYPLOT_PROBE = r"""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from dpdeck import bench, figures, lab
+from dpdeck import bench, figures, figures_federated, lab
 
 
 def test_lab_timings_cover_every_step_and_the_total():
@@ -17,7 +17,8 @@ def test_lab_timings_cover_every_step_and_the_total():
 
 def test_every_plot_function_is_discovered():
     discovered = dict(bench.discover_figures())
-    public = {name for name in dir(figures) if name.startswith("plot_") and callable(getattr(figures, name))}
+    public = {name for module in (figures, figures_federated) for name in dir(module)
+              if name.startswith("plot_") and callable(getattr(module, name))}
     assert set(discovered) == public and public
     for name, demo in discovered.items():
         assert demo is None or callable(demo), name

@@ -131,3 +131,28 @@ def test_probability_and_nonnegative_checkers_name_the_bad_value():
     for bad in (-1e-9, float("inf"), "1"):
         with pytest.raises(ValueError, match="epsilon"):
             check_nonnegative(bad, name="epsilon")
+
+
+def test_check_dataset_names_what_is_wrong_and_returns_floats():
+    X, y = checks.check_dataset([[1, 2], [3, 4]], [0, 1])
+    assert X.dtype == float and y.dtype == float and X.shape == (2, 2)
+    with pytest.raises(ValueError, match="X debe ser una matriz"):
+        checks.check_dataset([1, 2], [0, 1])
+    with pytest.raises(ValueError, match="X no puede estar vacío"):
+        checks.check_dataset(np.zeros((0, 3)), [])
+    with pytest.raises(ValueError, match=r"y debe tener una etiqueta por fila de X \(2\)"):
+        checks.check_dataset([[1, 2], [3, 4]], [0, 1, 1])
+    with pytest.raises(ValueError, match="y debe contener solo 0 y 1; se recibió 0.5"):
+        checks.check_dataset([[1, 2], [3, 4]], [0, 0.5])
+    with pytest.raises(ValueError, match="y_test debe tener una etiqueta por fila de X_test"):
+        checks.check_dataset([[1.0]], [0, 1], names=("X_test", "y_test"))
+
+
+def test_learning_and_federated_validate_data_with_the_same_checker():
+    from dpdeck import federated, learning
+
+    for call in (lambda: learning.train_logistic([[1.0, 2.0]], [2]),
+                 lambda: federated.train_federated([[1.0, 2.0]], [2], [0], rounds=1, client_fraction=1.0,
+                                                   local_epochs=1, rng=np.random.default_rng(0))):
+        with pytest.raises(ValueError, match="y debe contener solo 0 y 1; se recibió 2"):
+            call()

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from dpdeck import accounting, experiments, lab, learning, mechanisms, queries
+from dpdeck import federated as fed
 from dpdeck.data import load_census
 
 DELTA = 1e-5
@@ -381,6 +382,75 @@ def noise_ignores_the_number_of_steps(monkeypatch):
                             sensitivity=clip_norm, epsilon=min(epsilon, 0.99), delta=delta))
 
 
+# Chapter 6 (dpdeck.lab_federated): one broken piece per fact, in the order of its evidence.
+
+
+def unweighted_average(monkeypatch):
+    # A 7-patient hospital gets the voice of a 1274-patient one.
+    def average(updates, sizes, run_starts):
+        counts = np.diff(np.append(run_starts, len(sizes)))
+        return np.add.reduceat(updates, run_starts, axis=0) / counts[:, None]
+    monkeypatch.setattr(fed, "_average_by_run", average)
+
+
+def hospitals_at_random(monkeypatch):
+    # «One hospital per education level» that is in fact a random (IID) split.
+    monkeypatch.setattr(fed, "split_by_group",
+                        lambda groups: fed.split_iid(len(groups), clients=16, rng=np.random.default_rng(0)))
+
+
+def local_epochs_ignored(monkeypatch):
+    original = fed._local_descent
+    monkeypatch.setattr(fed, "_local_descent", lambda thetas, X, y, sizes, *, local_epochs, learning_rate: original(
+        thetas, X, y, sizes, local_epochs=1, learning_rate=learning_rate))
+
+
+def reconstruction_by_norm(monkeypatch):
+    monkeypatch.setattr(fed, "reconstruct_features", lambda update: update / np.linalg.norm(update, axis=-1,
+                                                                                             keepdims=True))
+
+
+def device_sends_its_first_person(monkeypatch):
+    # Each device's update is its first row's gradient (times the batch size): the batch hides nobody.
+    monkeypatch.setattr(fed, "_sum_by_client", lambda rows, sizes, starts: rows[..., starts, :] * sizes[:, None])
+
+
+def no_gaussian_noise(monkeypatch):
+    monkeypatch.setattr(mechanisms, "add_gaussian_noise", lambda value, *, sigma, rng: value)
+
+
+def masks_that_add(monkeypatch):
+    def add_all(client, setup, *, size, others):
+        total = np.zeros(size, dtype=np.int64)
+        for other in others:
+            if other != client:
+                total = total + fed.expand_mask(setup["seeds"][(min(client, other), max(client, other))], size=size)
+        return np.mod(total, fed.MASK_MODULUS)
+    monkeypatch.setattr(fed, "_pair_masks", add_all)
+
+
+def masks_of_zeros(monkeypatch):
+    monkeypatch.setattr(fed, "expand_mask", lambda seed, *, size: np.zeros(size, dtype=np.int64))
+
+
+def secret_from_one_share(monkeypatch):
+    monkeypatch.setattr(fed, "reconstruct_secret", lambda parts: int(parts[0][1]))
+
+
+def exact_number_of_clients(monkeypatch):
+    # The server divides by the true K instead of the private count K̂ (the count is still drawn).
+    original = fed.calibrate_rounds
+
+    def calibrate(clients, dimension, **kw):
+        estimated, sigma, step = original(clients, dimension, **kw)
+        return np.full_like(np.asarray(estimated, dtype=float), float(clients)), sigma, step
+    monkeypatch.setattr(fed, "calibrate_rounds", calibrate)
+
+
+def private_models_without_privacy(monkeypatch):
+    monkeypatch.setattr(learning, "noisy_gradient_descent", lambda X, y, **kw: learning.train_logistic(X, y))
+
+
 SABOTAGES = [
     ("differencing_attack", 0, count_everyone),
     ("differencing_attack", 1, scale_laplace_by(2.0)),
@@ -405,6 +475,19 @@ SABOTAGES = [
     ("learning", 2, scale_gradient_noise_by(20.0)),
     ("learning", 3, scale_gradient_noise_by(0.1)),
     ("learning", 4, noise_ignores_the_number_of_steps),
+    ("federated", 0, unweighted_average),
+    ("federated", 1, hospitals_at_random),
+    ("federated", 2, local_epochs_ignored),
+    ("federated", 3, reconstruction_by_norm),
+    ("federated", 4, device_sends_its_first_person),
+    ("federated", 5, no_gaussian_noise),
+    ("federated", 6, masks_that_add),
+    ("federated", 7, masks_of_zeros),
+    ("federated", 8, secret_from_one_share),
+    ("federated", 9, delta_not_split_over_steps),
+    ("federated", 10, exact_number_of_clients),
+    ("federated", 11, scale_gradient_noise_by(0.001)),
+    ("federated", 12, private_models_without_privacy),
 ]
 
 
@@ -430,3 +513,28 @@ def test_a_wrong_implementation_makes_its_fact_false(monkeypatch, step_name, ind
     sabotage(monkeypatch)
     broken = evidence_of(step_name)[index]
     assert broken["holds"] is False, broken
+
+
+def test_federated_chapter_is_in_the_lab(result):
+    federated = result["results"]["federated"]
+    assert list(federated) == ["fedavg", "leakage", "secure_aggregation", "private_aggregate"]
+    facts = [item for item in result["evidence"] if item["result"] == "federated"]
+    assert len(facts) == 13 and all(item["holds"] for item in facts)
+    limitations = " ".join(result["limitations"])
+    for needle in ("sin criptografía", "sin acuerdo de claves", "honesto pero curioso", "no datos de hospitales",
+                   "5 % de ε", "por cliente"):
+        assert needle in limitations, needle
+
+
+def test_federated_numbers(results):
+    private = results["federated"]["private_aggregate"]
+    count, rounds = private["ledger"]
+    # The count of clients: Laplace with 5 % of ε = 1; the rounds: Gauss with 0,95/10 and δ/10 each.
+    assert count["what"] == "conteo de clientes" and count["noise"] == 20.0 and count["epsilon"] == 0.05
+    assert rounds["noise"] == pytest.approx(4 * math.sqrt(2 * math.log(1.25e6)) / 0.095, rel=1e-5)
+    assert rounds["count"] == 10 and rounds["sensitivity"] == 4.0
+    assert private["ledger_sequential"] == [1.0, DELTA] and private["ledger_renyi_epsilon"] < 0.5
+    assert private["phones_equal_central_max_difference"] < 1e-9
+    assert private["units"] == {"persons": 4000, "clinics": 400, "hospitals": 16}
+    fedavg = results["federated"]["fedavg"]
+    assert fedavg["hospital_sizes"][0] > 0 and sum(fedavg["hospital_sizes"]) == 4000
