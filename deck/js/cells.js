@@ -38,6 +38,27 @@ function button(action, text, title, onPress) {
   return element;
 }
 
+const SVG = "http://www.w3.org/2000/svg";
+
+/**
+ * The zoom button's icon, four corners of a square, drawn rather than typed:
+ * no font the deck ships has a glyph for it (⛶ would be an empty box).
+ */
+function zoomIcon() {
+  const icon = document.createElementNS(SVG, "svg");
+  icon.setAttribute("viewBox", "0 0 16 16");
+  icon.setAttribute("aria-hidden", "true");
+  icon.setAttribute("focusable", "false");
+  icon.classList.add("cell-zoom-icon");
+  const corners = document.createElementNS(SVG, "path");
+  corners.setAttribute("d", "M1.5 5.5v-4h4M10.5 1.5h4v4M14.5 10.5v4h-4M5.5 14.5h-4v-4");
+  corners.setAttribute("fill", "none");
+  corners.setAttribute("stroke", "currentColor");
+  corners.setAttribute("stroke-width", "1.8");
+  icon.append(corners);
+  return icon;
+}
+
 export class Cell {
   /** settings: the deck's settings (config.js: saveDelayMs, streamAfterMs, recomputingMarkAfterMs). */
   /**
@@ -94,9 +115,10 @@ export class Cell {
     this.resetButton = button("reset", "↺ Original", "Volver al código original (se puede deshacer con Ctrl+Z)", () =>
       this.reset(),
     );
-    this.zoomButton = button("zoom", "⛶", "Ampliar la celda (Z)", () =>
+    this.zoomButton = button("zoom", "", "Ampliar la celda (Z)", () =>
       this.element.dispatchEvent(new CustomEvent(ZOOM_REQUEST, { bubbles: true })),
     );
+    this.zoomButton.append(zoomIcon());
     this.zoomButton.setAttribute("aria-label", "Ampliar la celda");
     // Shown, not spoken: the page's one live region says how each run ended (announcer.js).
     this.statusElement = document.createElement("span");

@@ -1,5 +1,5 @@
 // «Zoom this cell»: one cell, code and output, as large as the window allows,
-// for the back of the room. A reveal.js plugin: Z (or a cell's ⛶ button)
+// for the back of the room. A reveal.js plugin: Z (or a cell's four-corner button)
 // opens it for the cell on the current slide (the one with focus, else the
 // first), Esc or Z closes it.
 //
@@ -11,7 +11,7 @@
 import { announce } from "./announcer.js";
 import { LAYOUT_CHANGED } from "./layout.js";
 
-/** Dispatched by a cell's ⛶ button (bubbles from the cell). */
+/** Dispatched by a cell's four-corner button (bubbles from the cell). */
 export const ZOOM_REQUEST = "dpdeck:zoom-cell";
 
 const Z_KEY = 90;

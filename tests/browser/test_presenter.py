@@ -20,7 +20,7 @@
 * the menu (M or ☰) lists every slide by chapter, searches across the slides
   (accents and case ignored) and jumps to a result, and gives a link to the
   current slide (reveal's hash) with a copy button;
-* Z (or a cell's ⛶) shows the cell as large as a 1024×768 window allows —
+* Z (or a cell's four-corner button) shows the cell as large as a 1024×768 window allows —
   code at 24 px or more, its figure at least 600 px wide — and Esc puts it
   back on its slide, whose keys work again;
 """
