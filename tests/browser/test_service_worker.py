@@ -3,13 +3,17 @@
 * A first visit boots Python and leaves the whole deck in the service
   worker's cache; then the server stops, the page reloads and a cell runs —
   with COOP/COEP (the page stays cross-origin isolated: the cached page kept
-  its headers) and under a sub-path of a plain server.
+  its headers) and under a sub-path of a plain server. The cached responses
+  are the stored ones, not rebuilt: Chromium keeps the compiled WebAssembly
+  beside a stored response (the Cache Storage on disk grows by it during the
+  offline boot), which it never does for a Response made in JavaScript.
 * A new build replaces the cache whole: the page offers the new version, and
   once taken, the only cache is the new build's, every file in it exactly the
   new manifest's.
 * A student who chooses not to download Python (the menu's switch,
   remembered) reads every pre-computed result and fetches nothing of Python
-  until a cell is run.
+  until a cell is run. A browser that asks to save data (a metered
+  connection) waits for a run the same way, unless the person chose otherwise.
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ import http.server
 import json
 import os
 import shutil
+import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from deckbuild.browser import CHROMIUM_ARGS, find_chromium
 from deckbuild.pipeline import build
 from deckbuild.server import make_server
 from deckpage import DeckPage
@@ -88,11 +95,44 @@ def wait_offline(deck: DeckPage, *, python: bool) -> None:
     deck.page.wait_for_selector(selector, timeout=OFFLINE_READY_MS)
 
 
+def folder_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) if folder.exists() else 0
+
+
+# Compiled code Chromium keeps beside a stored wasm response: about 1 MB for Pyodide's
+# interpreter (a Response rebuilt in JavaScript gets none, and the store grows by ~3 KB).
+WASM_CODE_BYTES = 100_000
+
+
+@pytest.fixture
+def profile_page(browser):
+    """A page in a browser profile on disk, like a lecturer's (the other contexts keep nothing)."""
+    folder = Path(tempfile.mkdtemp(prefix="dpdeck-perfil-"))
+    contexts = []
+
+    def open_page(url: str):
+        context = browser.browser_type.launch_persistent_context(
+            str(folder), headless=True, args=CHROMIUM_ARGS, executable_path=str(find_chromium()),
+            viewport={"width": 1280, "height": 720})
+        contexts.append(context)
+        page = context.pages[0] if context.pages else context.new_page()
+        page.requests = []
+        context.on("request", lambda request: page.requests.append(request.url))
+        page.goto(url)
+        return page, folder / "Default" / "Service Worker" / "CacheStorage"
+
+    yield open_page
+    for context in contexts:
+        context.close()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.parametrize("plain", [False, True], ids=["coop-coep", "sub-path"])
-def test_after_one_visit_the_deck_runs_a_cell_with_the_server_gone(new_deck, deck_copy, plain, artifacts_dir):
+def test_after_one_visit_the_deck_runs_a_cell_with_the_server_gone(profile_page, deck_copy, plain, artifacts_dir):
     server = Server(deck_copy, plain=plain)
     try:
-        deck = new_deck(server.url)
+        page, cache_storage = profile_page(server.url)
+        deck = DeckPage(page)
         deck.wait_until_ready()
         isolated = deck.isolated
         wait_offline(deck, python=True)
@@ -104,8 +144,10 @@ def test_after_one_visit_the_deck_runs_a_cell_with_the_server_gone(new_deck, dec
     assert list(cached) == [f"dpdeck-{build_id}"]
     index = cached[f"dpdeck-{build_id}"][server.url + "index.html"]
     assert index["coop"] == (None if plain else "same-origin")
+    stored = folder_bytes(cache_storage)
 
     # The network is gone: the page, its slides, Python and a run all come from the cache.
+    deck.page.requests.clear()
     deck.page.reload()
     deck.wait_until_ready()
     assert deck.page.evaluate("() => navigator.serviceWorker.controller !== null")
@@ -113,9 +155,18 @@ def test_after_one_visit_the_deck_runs_a_cell_with_the_server_gone(new_deck, dec
     saludo = deck.cell("saludo")
     assert saludo.run_in_page()["status"] == "done"
     assert saludo.origin == "live" and saludo.output_text().split() == ["hola", "42"]
+    assert any(url.endswith("pyodide.asm.wasm") for url in deck.page.requests)
     deck.page.screenshot(path=str(artifacts_dir / f"sin-conexion-{'sub-ruta' if plain else 'aislado'}.png"))
+
+    # Chromium writes the compiled interpreter beside its stored response in the background.
+    deadline = time.monotonic() + 30
+    while folder_bytes(cache_storage) - stored < WASM_CODE_BYTES and time.monotonic() < deadline:
+        deck.page.wait_for_timeout(500)
+    grown = folder_bytes(cache_storage) - stored
     print(f"\nsin servidor ({'sub-ruta' if plain else 'COOP/COEP'}): {len(cached[f'dpdeck-{build_id}'])} "
-          f"archivos en la caché; Python listo en {deck.python['timings']['pageMs']} ms")
+          f"archivos en la caché; Python listo en {deck.python['timings']['pageMs']} ms; "
+          f"código wasm compilado junto a la respuesta guardada: {grown // 1000} kB")
+    assert grown >= WASM_CODE_BYTES
 
 
 def manifest_files(folder: Path) -> dict:
@@ -202,6 +253,8 @@ def test_a_student_can_choose_not_to_download_python(new_deck, cells_url):
     assert saludo.run() == "done"
     assert saludo.origin == "live"
     assert any("pyodide.asm.wasm" in url for url in page.requests)
+    # Python was used: the service worker keeps it for offline use, in the background.
+    wait_offline(deck, python=True)
     # The choice is remembered.
     page.requests.clear()
     page.reload()
@@ -209,3 +262,33 @@ def test_a_student_can_choose_not_to_download_python(new_deck, cells_url):
     page.wait_for_timeout(1500)
     assert deck.python_state == "off"
     assert not [url for url in page.requests if "/pyodide/" in url]
+
+
+# What a browser on a metered connection says (Network Information API), before any script of the page.
+SAVES_DATA = """Object.defineProperty(Navigator.prototype, 'connection', {
+  configurable: true, get: () => ({saveData: true, effectiveType: '4g', addEventListener() {}, removeEventListener() {}}),
+});"""
+
+
+def test_a_metered_connection_waits_for_a_run_unless_the_person_chose(new_deck, cells_url):
+    deck = new_deck()
+    page = deck.page
+    page.add_init_script(SAVES_DATA)
+    deck.goto(cells_url + "?autorun=0")
+    deck.wait_for_cells()
+    page.wait_for_timeout(1500)
+    assert page.evaluate("() => navigator.connection.saveData") is True
+    # (the service worker stores js/worker.js with the page's files; no worker starts)
+    assert not [url for url in page.requests if "/pyodide/" in url or "/wheels/" in url]
+    assert deck.python_state == "off"
+    assert "Python sin descargar" in deck.status_text()
+    # The person's own choice wins over the connection's.
+    page.click(".deck-menu-button")
+    page.wait_for_selector("dialog.deck-menu[open]")
+    checkbox = "dialog.deck-menu [data-action=download-python]"
+    assert not page.is_checked(checkbox)
+    page.check(checkbox)
+    page.keyboard.press("Escape")
+    page.reload()
+    deck.wait_until_ready()
+    assert any("pyodide.asm.wasm" in url for url in page.requests)
