@@ -105,5 +105,9 @@ export default {
     codeSize: {
       steps: [0.7, 0.8, 0.9, 1, 1.15, 1.3, 1.5, 1.75, 2],
     },
+
+    // How long the message that an edit could not be saved (full browser
+    // storage) stays, with its «Descargar .py» button.
+    unsavedNoticeMs: 20_000,
   },
 };
