@@ -35,7 +35,7 @@ def render_output(output: dict, cell: Cell, figure_number: int) -> str:
     if kind == protocol.OUTPUT.FIGURE:
         width, height = output.get("width"), output.get("height")
         size = f' width="{int(width)}" height="{int(height)}"' if width and height else ""
-        alt = html.escape(protocol.figure_alt(figure_number + 1, cell.id))
+        alt = html.escape(protocol.figure_alt(figure_number + 1, output.get("description", "")))
         return f'<{tag} class="{classes}" src="{output["src"]}" alt="{alt}"{size}>'
     text = protocol.error_text(output) if kind == protocol.OUTPUT.ERROR else output["text"]
     return f'<{tag} class="{classes}">{html.escape(text, quote=False)}</{tag}>'

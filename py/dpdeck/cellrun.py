@@ -30,7 +30,7 @@ import types
 import warnings
 from typing import Any, Callable
 
-from .protocol import MAX_FIGURES, MAX_OUTPUT_CHARS, OUTPUT, RUN_STATUS, STREAM
+from .protocol import MAX_FIGURES, MAX_OUTPUT_CHARS, OUTPUT, RUN_STATUS, STREAM, figure_description
 
 __all__ = ["run_cell", "MISSING_PACKAGE_MESSAGE"]
 
@@ -84,6 +84,22 @@ def _in_browser() -> bool:
     """Pyodide (the deck's worker) or native Python (the build)."""
     return sys.platform == "emscripten"
 TRACEBACK_CAP_NOTICE = "  [… se omitieron {count} líneas de la traza …]"
+# What a figure without a description of its own (one a student draws) is
+# said to show: what matplotlib knows of it, its labels and what it drew.
+UNDESCRIBED_FIGURE = "gráfico sin descripción propia: {details}"
+UNLABELLED_FIGURE = "gráfico sin descripción ni rótulos"
+FIGURE_PARTS = {
+    "title": "título «{}»",
+    "xlabel": "eje horizontal «{}»",
+    "ylabel": "eje vertical «{}»",
+    "series": "series: {}",
+    "lines": ("1 línea", "{} líneas"),
+    "bars": ("1 barra", "{} barras"),
+    "collections": ("1 conjunto de puntos o áreas", "{} conjuntos de puntos o áreas"),
+    "images": ("1 imagen", "{} imágenes"),
+}
+# A figure's summary names at most this many series.
+SUMMARY_SERIES = 6
 
 # One Spanish sentence per common exception, so the first line of an error says
 # in plain words what went wrong before the (English) Python message.
@@ -646,7 +662,36 @@ def _figure_to_png(figure) -> dict:
     figure.savefig(buffer, format="png", dpi=FIGURE_DPI, metadata={"Software": None})
     data = buffer.getvalue()
     width, height = struct.unpack(">II", data[16:24])  # PNG IHDR
-    return {"type": OUTPUT.FIGURE, "format": "png", "data": data, "width": width, "height": height}
+    description = figure_description(figure) or _summarize_figure(figure)
+    return {"type": OUTPUT.FIGURE, "format": "png", "data": data, "width": width, "height": height,
+            "description": description}
+
+
+def _count(kind: str, number: int) -> str:
+    one, many = FIGURE_PARTS[kind]
+    return one if number == 1 else many.format(_thousands(number))
+
+
+def _summarize_figure(figure) -> str:
+    """Lo que se sabe de una figura sin descripción: títulos, ejes, series y qué dibuja cada eje."""
+    described = []
+    for ax in figure.get_axes():
+        parts = []
+        for kind, text in (("title", ax.get_title()), ("xlabel", ax.get_xlabel()), ("ylabel", ax.get_ylabel())):
+            if text.strip():
+                parts.append(FIGURE_PARTS[kind].format(" ".join(text.split())))
+        labels = [label for label in ax.get_legend_handles_labels()[1] if label and not label.startswith("_")]
+        if labels:
+            parts.append(FIGURE_PARTS["series"].format(", ".join(labels[:SUMMARY_SERIES])))
+        for kind, number in (("lines", len(ax.get_lines())), ("bars", len(ax.patches)),
+                             ("collections", len(ax.collections)), ("images", len(ax.images))):
+            if number:
+                parts.append(_count(kind, number))
+        if parts:
+            described.append("; ".join(parts))
+    if not described:
+        return UNLABELLED_FIGURE
+    return UNDESCRIBED_FIGURE.format(details=" | ".join(described))
 
 
 # --------------------------------------------------------------------------- errors

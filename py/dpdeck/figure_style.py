@@ -52,6 +52,7 @@ __all__ = [
     "fix_margins",
     "legend_above",
     "number_ticks",
+    "spanish_list",
 ]
 
 # Ancho × alto en pulgadas: a 120 ppp son 600×426 píxeles, que la diapositiva
@@ -292,3 +293,14 @@ def number_ticks(axis, *, steps=(1, 2, 5, 10)) -> None:
     """Marcas en valores redondos escritas con ``format_number`` («0,5», «42»): texto simple, sin mathtext."""
     axis.set_major_locator(ticker.MaxNLocator(nbins=5, steps=list(steps)))
     axis.set_major_formatter(ticker.FuncFormatter(lambda value, _position: format_number(value)))
+
+
+# ------------------------------------------------------- descripciones --
+
+
+def spanish_list(items) -> str:
+    """«a», «a y b», «a, b y c»: una enumeración en español, para las frases que describen una figura."""
+    items = [str(item) for item in items]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " y " + items[-1]

@@ -100,7 +100,8 @@ def test_a_figure_runs_live_with_the_prerendered_markup(live_deck):
     image = figura.figures()
     assert image.count() == 1
     assert image.get_attribute("src").startswith("blob:")
-    assert image.get_attribute("alt") == "Figura 1 de la celda figura"
+    # What it shows, from what matplotlib knows of a figure without a description of its own.
+    assert image.get_attribute("alt") == "Figura 1: gráfico sin descripción propia: 20 barras"
     assert image.evaluate("img => img.naturalWidth") == 480
 
 

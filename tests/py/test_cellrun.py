@@ -143,6 +143,31 @@ def test_pyplot_figures_become_png_and_are_closed():
     assert plt.get_fignums() == []
 
 
+def test_a_figure_says_what_it_shows():
+    described = run(
+        """
+        from dpdeck import experiments
+        experiments.draw_experiment("clipping_elbow")
+        """
+    )
+    figure, = outputs_of(described, "figure")
+    assert figure["description"].startswith("Error de la suma contra la cota de recorte b")
+    # A student's own figure is summed up from what matplotlib knows of it.
+    own = run(
+        """
+        import matplotlib.pyplot as plt
+        plt.plot([1, 2], [3, 4], label="medido")
+        plt.xlabel("k")
+        plt.legend()
+        plt.figure()
+        plt.bar([1, 2, 3], [1, 2, 3])
+        """
+    )
+    labelled, bars = outputs_of(own, "figure")
+    assert labelled["description"] == "gráfico sin descripción propia: eje horizontal «k»; series: medido; 1 línea"
+    assert bars["description"] == "gráfico sin descripción propia: 3 barras"
+
+
 def test_figure_as_last_value_is_a_figure_not_a_repr():
     result = run(
         """

@@ -384,3 +384,36 @@ def test_figures_do_not_touch_pyplot_or_global_style():
     figures.plot_vector_noise(np.arange(1, 5), [1, 2, 3, 4], [2, 2.5, 3, 3.2], crossing=3)
     assert plt.get_fignums() == open_before
     assert dict(matplotlib.rcParams) == before
+
+
+# ------------------------------------------------------------ what each figure says it shows
+
+# The key number each lecture figure's description gives, as the slide writes it.
+KEY_NUMBERS = {
+    "laplace_densities": "0,25, 0,5, 1 y 2",
+    "attack_through_noise": "2000 restas",
+    "averaging_error": "k = 1000",
+    "private_histogram": "16 categorías",
+    "clipping_elbow": "b ≈ 15 849",
+    "local_sensitivity_leak": "99 999",
+    "laplace_vs_gauss": "0,25",
+    "vector_noise": "k = 12",
+    "accountants": "36,5 (Rényi DP)",
+    "rdp_conversion": "α ≈ 1,96",
+    "gradient_norms": "C = 1",
+    "privacy_utility": "83" + PERCENT_SIGN,
+    "iterations_cost": "T = 5",
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEMOS))
+def test_every_figure_says_what_it_shows_with_its_key_number(demo_figures, name):
+    from dpdeck.protocol import figure_description
+
+    description = figure_description(demo_figures[name])
+    assert description and len(description) >= 80, description
+    assert KEY_NUMBERS[name] in description, description
+    # Spanish prose and the deck's number format: no decimal point, no English.
+    assert not re.search(r"\d\.\d|[{}]", description), description  # no decimal point, no unfilled field
+    assert not ENGLISH.search(description), description
+    assert description.endswith(".") and description[0].isupper()
