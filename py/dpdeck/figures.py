@@ -47,8 +47,9 @@ from .figure_style import (
     TICK_SIZE,
     as_float_array,
     check_same_length,
+    fit_margins,
     integer_ticks,
-    legend_on_top,
+    legend_above,
     new_figure,
     percent_ticks,
     plain_log_ticks,
@@ -120,6 +121,7 @@ def plot_laplace_densities(x, densities) -> Figure:
         check_same_length(x=x, densidad=density)
         ax.plot(x, density, label=f"ε = {format_number(epsilon)}")
     _finish_density_axes(ax, x, xlabel="ruido añadido al conteo")
+    fit_margins(figure, ax)
     return figure
 
 
@@ -142,8 +144,9 @@ def plot_attack_through_noise(differences, *, signal=1.0) -> Figure:
                label=f"señal: {format_number(signal)}")
     ax.set_xlabel("consulta 1 − consulta 2 (con ruido)")
     ax.set_ylabel("número de ataques")
-    legend_on_top(figure, ax, ncols=2)
+    legend_above(figure, ax, ncols=2)
     style_axes(ax, grid_axis="y")
+    fit_margins(figure, ax)
     return figure
 
 
@@ -179,6 +182,7 @@ def plot_averaging_error(ks, errors, *, expected=None) -> Figure:
     ax.set_ylabel("error del promedio")
     ax.legend(loc="upper right")
     style_axes(ax)
+    fit_margins(figure, ax)
     return figure
 
 
@@ -205,6 +209,7 @@ def plot_private_histogram(labels, true_counts, private_counts) -> Figure:
     ax.legend(loc="lower right")
     style_axes(ax, grid_axis="x")
     ax.tick_params(axis="y", length=0)
+    fit_margins(figure, ax)
     return figure
 
 
@@ -242,8 +247,9 @@ def plot_clipping_elbow(bounds, bias, noise, total=None) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("cota de recorte, b")
     ax.set_ylabel("error de la suma")
-    legend_on_top(figure, ax)
+    legend_above(figure, ax)
     style_axes(ax)
+    fit_margins(figure, ax)
     return figure
 
 
@@ -283,10 +289,11 @@ def plot_local_sensitivity_leak(scale_without, scale_with, *, shift, threshold=N
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("salida publicada − Σ D")
     ax.set_ylabel("densidad (relativa)")
-    legend_on_top(figure, ax, ncols=1)
+    legend_above(figure, ax, ncols=1)
     style_axes(ax)
     formatter = ax.xaxis.get_major_formatter().inner
     formatter.set_powerlimits((-3, 4))
+    fit_margins(figure, ax)
     return figure
 
 
@@ -306,6 +313,7 @@ def plot_laplace_vs_gauss(x, laplace, gauss) -> Figure:
     ax.plot(x, gauss, color=COLORS["naranja"], label="Gauss")
     ax.fill_between(x, gauss, color=COLORS["naranja"], alpha=0.12)
     _finish_density_axes(ax, x, xlabel="ruido añadido")
+    fit_margins(figure, ax)
     return figure
 
 
@@ -326,8 +334,9 @@ def plot_vector_noise(ks, laplace, gauss, *, crossing=None) -> Figure:
     ax.set_ylabel("ruido por componente")
     ax.set_xlim(ks.min(), ks.max())
     ax.set_ylim(bottom=0)
-    legend_on_top(figure, ax, ncols=2)
+    legend_above(figure, ax, ncols=2)
     style_axes(ax)
+    fit_margins(figure, ax)
     return figure
 
 
@@ -374,10 +383,11 @@ def plot_accountants(ks, curves) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("publicaciones gaussianas, k")
     ax.set_ylabel("ε total")
-    legend_on_top(figure, ax, ncols=2)
+    legend_above(figure, ax, ncols=2)
     low, high = ax.get_ylim()
     ax.set_ylim(low, high * 4)
     style_axes(ax)
+    fit_margins(figure, ax)
     return figure
 
 
@@ -411,8 +421,9 @@ def plot_rdp_conversion(alphas, rdp, conversion) -> Figure:
     ax.annotate(f"ε ≈ {format_number(total[best], 1)}", xy=(alphas[best], total[best]),
                 xytext=(0, 14), textcoords="offset points", ha="center",
                 color=COLORS["verde"], fontsize=LEGEND_SIZE, fontweight="bold")
-    legend_on_top(figure, ax)
+    legend_above(figure, ax)
     style_axes(ax)
+    fit_margins(figure, ax)
     return figure
 
 
@@ -434,6 +445,7 @@ def plot_gradient_norms(norms, *, clip_norm) -> Figure:
     ax.legend(loc="upper right", title=f"recortadas: {format_number(100 * clipped, 0)} %",
               title_fontsize=LEGEND_SIZE)
     style_axes(ax, grid_axis="y")
+    fit_margins(figure, ax)
     return figure
 
 
@@ -463,8 +475,9 @@ def plot_privacy_utility(epsilons, accuracies, *, nonprivate, majority) -> Figur
     high = max(float(nonprivate), float(np.max(accuracies)))
     ax.set_ylim(low - 0.03, high + 0.02)
     percent_ticks(ax.yaxis)
-    legend_on_top(figure, ax, ncols=2)
+    legend_above(figure, ax, ncols=2)
     style_axes(ax)
+    fit_margins(figure, ax)
     return figure
 
 
@@ -494,6 +507,7 @@ def plot_iterations_cost(iterations, accuracies, *, epsilon, majority=None) -> F
     ax.set_xlabel("iteraciones, T")
     ax.set_ylabel("exactitud")
     percent_ticks(ax.yaxis)
-    legend_on_top(figure, ax, ncols=2)
+    legend_above(figure, ax, ncols=2)
     style_axes(ax)
+    fit_margins(figure, ax)
     return figure
