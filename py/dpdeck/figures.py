@@ -92,6 +92,18 @@ def _finish_density_axes(ax, x, *, xlabel: str) -> None:
     style_axes(ax)
 
 
+def _draw_histogram(ax, values, bins, *, label: str) -> None:
+    """Histograma de barras contiguas como una sola figura escalonada y rellena.
+
+    Se ve como ``ax.hist`` (barras sin borde, una junto a otra), pero es un
+    solo objeto en vez de un rectángulo por barra: se dibuja varias veces más
+    rápido en el navegador.
+    """
+    counts, edges = np.histogram(values, bins=bins)
+    ax.stairs(counts, edges, fill=True, color=COLORS["azul"], alpha=0.85, linewidth=0, label=label)
+    ax.set_ylim(bottom=0)
+
+
 def _plot_accuracy_band(ax, xs, accuracies, *, xs_name: str) -> np.ndarray:
     """Banda entre el mínimo y el máximo si ``accuracies`` es repeticiones × x; devuelve la media."""
     if accuracies.ndim == 2:
@@ -136,8 +148,7 @@ def plot_attack_through_noise(differences, *, signal=1.0) -> Figure:
     figure, ax = new_figure()
     limit = float(np.quantile(np.abs(differences - signal), 0.995)) + 1.0
     bins = np.linspace(signal - limit, signal + limit, 61)
-    ax.hist(differences, bins=bins, color=COLORS["azul"], alpha=0.85,
-            label="restas")
+    _draw_histogram(ax, differences, bins, label="restas")
     ax.axvline(0.0, color=COLORS["gris"], linewidth=2.2, linestyle="--",
                label="sin señal: 0")
     ax.axvline(float(signal), color=COLORS["naranja"], linewidth=2.6,
@@ -436,7 +447,7 @@ def plot_gradient_norms(norms, *, clip_norm) -> Figure:
     norms = as_float_array(norms, name="norms")
     figure, ax = new_figure()
     bins = np.linspace(0.0, float(max(norms.max(), clip_norm)) * 1.02, 41)
-    ax.hist(norms, bins=bins, color=COLORS["azul"], alpha=0.85, label="antes del recorte")
+    _draw_histogram(ax, norms, bins, label="antes del recorte")
     ax.axvline(float(clip_norm), color=COLORS["naranja"], linewidth=2.8,
                label=f"cota C = {format_number(clip_norm)}")
     clipped = float(np.mean(norms > clip_norm))

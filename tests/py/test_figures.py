@@ -19,7 +19,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Rectangle, StepPatch
 from matplotlib.ticker import FixedLocator
 
 from dpdeck import experiments, figure_style, figures
@@ -282,7 +282,8 @@ def test_attack_marks_zero_and_the_signal(demo_figures):
     ax = demo_figures["attack_through_noise"].axes[0]
     verticals = sorted(line.get_xdata()[0] for line in ax.get_lines())
     assert verticals == [0.0, 1.0]
-    assert len([patch for patch in ax.patches if isinstance(patch, Rectangle)]) == 60
+    (histogram,) = [patch for patch in ax.patches if isinstance(patch, StepPatch)]
+    assert len(histogram.get_data().values) == 60
 
 
 def test_averaging_error_is_log_log_with_reference_line(demo_figures):
