@@ -20,12 +20,19 @@ const FINISHED = new Set([RUN_STATUS.DONE, RUN_STATUS.ERROR, RUN_STATUS.STOPPED]
 // Keys that a focused toolbar button uses itself; they must not also move the slides.
 const BUTTON_KEYS = new Set([" ", "Enter", "Spacebar"]);
 
-function button(action, text, title) {
+// The symbol before the word is for the eye only: hidden from screen readers,
+// and so from reveal.js's live region, which copies the slide's text. Copied
+// there, it asked for the symbols' fallback face (DejaVu Sans, 254 kB) whenever
+// the buttons happened to exist before the slide was announced.
+function button(action, icon, text, title) {
   const element = document.createElement("button");
   element.type = "button";
   element.className = `cell-button cell-${action}`;
   element.dataset.action = action;
-  element.textContent = text;
+  const symbol = document.createElement("span");
+  symbol.setAttribute("aria-hidden", "true");
+  symbol.textContent = icon;
+  element.append(symbol, ` ${text}`);
   element.title = title;
   return element;
 }
@@ -74,9 +81,9 @@ export class Cell {
   buildToolbar(readOnly) {
     const toolbar = document.createElement("div");
     toolbar.className = "cell-toolbar";
-    this.runButton = button("run", "▶ Ejecutar", "Ejecutar la celda (Mayús+Intro o Ctrl+Intro)");
-    this.stopButton = button("stop", "■ Detener", "Detener la ejecución");
-    this.resetButton = button("reset", "↺ Original", "Volver al código original (se puede deshacer con Ctrl+Z)");
+    this.runButton = button("run", "▶", "Ejecutar", "Ejecutar la celda (Mayús+Intro o Ctrl+Intro)");
+    this.stopButton = button("stop", "■", "Detener", "Detener la ejecución");
+    this.resetButton = button("reset", "↺", "Original", "Volver al código original (se puede deshacer con Ctrl+Z)");
     this.statusElement = document.createElement("span");
     this.statusElement.className = "cell-status";
     this.statusElement.setAttribute("role", "status");
