@@ -32,12 +32,12 @@ from typing import Callable
 import numpy as np
 import pytest
 
+from deckbuild.slides import read_deck
 from dpdeck import accounting, experiments, learning, mechanisms, queries
 from dpdeck.cellrun import run_cell
 from dpdeck.data import EDUCATION_LEVELS, KAREN_NAME, MAX_AGE, load_census
 
 SLIDES = Path(__file__).resolve().parents[1] / "deck" / "slides"
-CELL_PATTERN = re.compile(r"^```python ([^\n]*)\n(.*?)\n```", re.S | re.M)
 
 
 # ------------------------------------------------------------------ sources
@@ -51,12 +51,17 @@ def slide_text(name: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
+@lru_cache(maxsize=None)
+def deck():
+    """The slides and cells as the build reads them (one reader for the build and its tests)."""
+    return read_deck(SLIDES)
+
+
 def cell_blocks():
     """(file name, options, source) of every Python cell in the slides, in reading order."""
-    for path in sorted(SLIDES.glob("*.md")):
-        for match in CELL_PATTERN.finditer(path.read_text(encoding="utf-8")):
-            options = dict(word.split("=", 1) for word in match.group(1).split())
-            yield path.name, options, match.group(2)
+    for slide in deck().slides:
+        for cell in slide.cells:
+            yield cell.file.name, cell.options, cell.source
 
 
 @lru_cache(maxsize=None)
@@ -674,14 +679,22 @@ def test_cell_draws_the_figures_it_declares(cell_id):
 # ------------------------------------------------------------ typography
 
 
+def code_lines(path: Path) -> set[int]:
+    """1-based numbers of the lines the reader finds in code blocks (fences included) of a slide file."""
+    lines = set()
+    for slide in deck().slides:
+        if slide.file.name == path.name:
+            for token in slide.tokens:
+                if token.type in ("fence", "code_block") and token.map:
+                    lines.update(range(token.map[0] + 1, token.map[1] + 1))
+    return lines
+
+
 def prose_lines(path: Path):
     """(line number, text) of the slide file outside code cells, without inline code or HTML tags."""
-    in_code = False
+    code = code_lines(path)
     for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
-        if line.startswith("```"):
-            in_code = not in_code
-            continue
-        if not in_code:
+        if number not in code:
             yield number, re.sub(r"<[^>]*>|`[^`]*`", "", line)
 
 
@@ -754,18 +767,11 @@ def test_prose_uses_the_decks_spanish(path):
 # ---------------------------------------------------------------- errata
 
 ERRATA = Path(__file__).resolve().parents[1] / "deck" / "ERRATA.md"
-SLIDE_ID = re.compile(r'<!-- \.slide:[^>]*\bid="([^"]+)"')
 
 
 def slide_ids() -> dict:
     """Slide id → the slide's Markdown."""
-    ids = {}
-    for path in sorted(SLIDES.glob("*.md")):
-        for slide in slides_of(path):
-            match = SLIDE_ID.search(slide)
-            if match:
-                ids[match.group(1)] = slide
-    return ids
+    return {slide.attributes["id"]: slide.source for slide in deck().slides if "id" in slide.attributes}
 
 
 def errata_rows() -> list[tuple[str, str]]:
@@ -805,16 +811,13 @@ def test_the_number_format_rule_is_written_down():
 # ------------------------------------------------------------ speaker notes
 
 
-def slides_of(path: Path) -> list[str]:
-    return re.split(r"\n---\n", path.read_text(encoding="utf-8"))
-
-
 @pytest.mark.parametrize("path", sorted(SLIDES.glob("*.md")), ids=lambda path: path.name)
 def test_every_slide_has_notes_with_a_question_for_the_class(path):
     missing = []
-    for slide in slides_of(path):
-        title = re.search(r"^# (.+)$", slide, re.M)
-        notes = re.search(r"^::: notes\n(.*?)\n:::$", slide, re.S | re.M)
+    for slide in deck().slides:
+        if slide.file.name != path.name:
+            continue
+        notes = re.search(r"^::: notes\n(.*?)\n:::$", slide.source, re.S | re.M)
         if not notes or "¿" not in notes.group(1) or len(notes.group(1)) < 150:
-            missing.append(title.group(1) if title else slide[:40])
+            missing.append(slide.title or slide.source[:40])
     assert missing == []

@@ -679,7 +679,7 @@ def privatize_update(update, *, clip_norm, noise_multiplier, rng):
     Fórmula: Δ ↦ Δ · min(1, S/‖Δ‖₂) + Z, Z ~ N(0, z²S² I).
 
     Garantía: sobre una sola actualización (la de una persona o un cliente),
-    el mecanismo Gaussiano con sensibilidad L2 = S y σ = zS: (α, α/(2z²))-RDP
+    el mecanismo gaussiano con sensibilidad L2 = S y σ = zS: (α, α/(2z²))-RDP
     (Mironov 2017). Es lo que publica el servidor en una ronda de
     ``train_federated_privately`` con un solo participante.
     """

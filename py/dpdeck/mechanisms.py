@@ -1,4 +1,4 @@
-"""Mecanismos de Laplace y Gaussiano: fórmulas de calibración y muestreo.
+"""Mecanismos de Laplace y gaussiano: fórmulas de calibración y muestreo.
 
 Las funciones de calibración (``laplace_scale``, ``gaussian_sigma``, las
 densidades) son fórmulas puras, sin azar. Las que publican un valor ruidoso
@@ -17,7 +17,7 @@ enseñanza, no de producción):
   ``discrete_laplace_mechanism`` y ``discrete_gaussian_mechanism`` de este módulo.
 * Privacidad por registro (record-level): la garantía protege a una fila; una
   persona con varias filas necesita una sensibilidad por usuario.
-* El Gaussiano clásico (Dwork y Roth 2014, Teorema A.1) solo vale para ε < 1.
+* El gaussiano clásico (Dwork y Roth 2014, Teorema A.1) solo vale para ε < 1.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def laplace_scale(*, sensitivity, epsilon) -> float:
 def laplace_std(*, sensitivity, epsilon) -> float:
     """Desviación estándar del ruido de Laplace calibrado: √2 · Δ₁ / ε.
 
-    Sirve para comparar con el Gaussiano (cuya σ es su desviación estándar).
+    Sirve para comparar con el gaussiano (cuya σ es su desviación estándar).
     El error absoluto esperado, en cambio, es E|Lap(b)| = b.
     """
     return math.sqrt(2.0) * laplace_scale(sensitivity=sensitivity, epsilon=epsilon)
@@ -173,7 +173,7 @@ def laplace_mechanism(value, *, sensitivity, epsilon, rng):
 def gaussian_sigma_factor(*, delta) -> float:
     """Factor de la calibración Gaussiana clásica: √(2 ln(1,25/δ)).
 
-    Con δ = 10⁻⁵ vale ≈ 4,84: es el precio que el Gaussiano paga por δ en una
+    Con δ = 10⁻⁵ vale ≈ 4,84: es el precio que el gaussiano paga por δ en una
     consulta escalar. Referencia: Dwork y Roth (2014), Teorema A.1.
     """
     delta = check_delta(delta)
@@ -181,7 +181,7 @@ def gaussian_sigma_factor(*, delta) -> float:
 
 
 def gaussian_sigma(*, sensitivity, epsilon, delta) -> float:
-    """Desviación estándar del mecanismo Gaussiano clásico.
+    """Desviación estándar del mecanismo gaussiano clásico.
 
     Fórmula: σ = Δ₂ · √(2 ln(1,25/δ)) / ε.
 
@@ -190,13 +190,13 @@ def gaussian_sigma(*, sensitivity, epsilon, delta) -> float:
     Referencia: Dwork y Roth (2014), Teorema A.1.
 
     Limitación: el análisis clásico exige ε < 1; para ε ≥ 1 esta función se
-    niega (el Gaussiano "analítico" de Balle y Wang 2018 cubre ese caso).
+    niega (el gaussiano "analítico" de Balle y Wang 2018 cubre ese caso).
     """
     sensitivity = check_sensitivity(sensitivity, name="sensibilidad (L2)")
     epsilon = check_epsilon(epsilon)
     if epsilon >= 1.0:
         raise ValueError(
-            "epsilon debe ser menor que 1 para el mecanismo Gaussiano clásico: el análisis "
+            "epsilon debe ser menor que 1 para el mecanismo gaussiano clásico: el análisis "
             "de Dwork y Roth (2014, Teorema A.1) solo vale para ε < 1; "
             f"se recibió {epsilon:g}"
         )
@@ -230,7 +230,7 @@ def add_gaussian_noise(value, *, sigma, rng):
 
 
 def gaussian_mechanism(value, *, sensitivity, epsilon, delta, rng):
-    """Mecanismo Gaussiano: publica f(D) + N(0, σ² I) con la calibración clásica.
+    """Mecanismo gaussiano: publica f(D) + N(0, σ² I) con la calibración clásica.
 
     Fórmula: M(D) = f(D) + Z, Z ~ N(0, σ² I_k), σ = Δ₂ √(2 ln(1,25/δ)) / ε.
 
@@ -431,7 +431,7 @@ def discrete_laplace_mechanism(value, *, sensitivity, epsilon, rng):
 
 
 def discrete_gaussian_sigma_squared(*, sensitivity, rho) -> Fraction:
-    """Parámetro σ² exacto del Gaussiano discreto que da ρ-zCDP con sensibilidad L2 Δ₂.
+    """Parámetro σ² exacto del gaussiano discreto que da ρ-zCDP con sensibilidad L2 Δ₂.
 
     Fórmula: σ² = Δ₂² / (2ρ), como ``Fraction``. ``sensitivity`` es un entero
     positivo; ``rho``, un racional positivo (un ``float`` vale lo que se
@@ -443,7 +443,7 @@ def discrete_gaussian_sigma_squared(*, sensitivity, rho) -> Fraction:
 
 
 def add_discrete_gaussian_noise(value, *, sigma_squared, rng):
-    """Suma ruido Gaussiano discreto N_ℤ(0, σ²) exacto a un entero o a cada componente de un arreglo.
+    """Suma ruido gaussiano discreto N_ℤ(0, σ²) exacto a un entero o a cada componente de un arreglo.
 
     Fórmula: P(Z = z) = e^{−z²/(2σ²)} / Σ_{k∈ℤ} e^{−k²/(2σ²)}, z ∈ ℤ, con σ²
     racional positivo (``sigma_squared``); su varianza es a lo sumo σ².
@@ -458,7 +458,7 @@ def add_discrete_gaussian_noise(value, *, sigma_squared, rng):
 
 
 def discrete_gaussian_mechanism(value, *, sensitivity, rho, rng):
-    """Mecanismo Gaussiano discreto: publica f(D) + N_ℤ(0, σ²) con σ² = Δ₂²/(2ρ), exacto.
+    """Mecanismo gaussiano discreto: publica f(D) + N_ℤ(0, σ²) con σ² = Δ₂²/(2ρ), exacto.
 
     Garantía: ρ-privacidad diferencial concentrada (zCDP) si f toma valores
     enteros y ``sensitivity`` es su sensibilidad L2 global: la divergencia de

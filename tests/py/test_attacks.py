@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from deckbuild.slides import read_deck
 from dpdeck import attacks
 from dpdeck import mechanisms as m
 from dpdeck.cellrun import run_cell
@@ -165,12 +166,12 @@ CELL_ID = "ataque-punto-flotante"
 
 def attack_slide():
     """(source of the cell, its speaker notes folded to one line), wherever the slide lives."""
-    pattern = re.compile(rf"^```python id={CELL_ID}[^\n]*\n(.*?)\n```\s*::: notes\n(.*?)\n:::", re.S | re.M)
-    found = [match for path in sorted(SLIDES.glob("*.md"))
-             for match in pattern.finditer(path.read_text(encoding="utf-8"))]
-    assert len(found) == 1, f"la celda {CELL_ID} debe estar una vez, con sus notas"
-    source, notes = found[0].groups()
-    return source, re.sub(r"\s+", " ", notes)
+    found = [(cell, slide) for slide in read_deck(SLIDES).slides for cell in slide.cells if cell.id == CELL_ID]
+    assert len(found) == 1, f"la celda {CELL_ID} debe estar una vez"
+    cell, slide = found[0]
+    notes = re.search(r"^::: notes\n(.*?)\n:::$", slide.source, re.S | re.M)
+    assert notes, f"la diapositiva de {CELL_ID} debe tener notas"
+    return cell.source, re.sub(r"\s+", " ", notes.group(1))
 
 
 def printed(source, **replacements):
