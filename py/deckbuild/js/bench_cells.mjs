@@ -53,10 +53,9 @@ async function bootPython() {
   const gc = pyodide.pyimport("gc");
   gc.disable();
   for (const name of warmImports) {
+    // As the worker does (a deck built before prepare_matplotlib existed skips it).
     if (name === "matplotlib.pyplot") {
-      const prepare = pyodide.pyimport("dpdeck.cellrun").prepare_matplotlib;
-      prepare();
-      prepare.destroy();
+      pyodide.runPython("import dpdeck.cellrun as cellrun\ngetattr(cellrun, 'prepare_matplotlib', lambda: None)()");
     }
     pyodide.pyimport(name).destroy();
   }
