@@ -16,6 +16,11 @@ Lo usan ``dpdeck.figures`` (capítulos 1–5) y ``dpdeck.figures_federated``
 
 Los números que una figura escribe ella misma (leyendas, rótulos) pasan por
 ``dpdeck.numbers``. Nada aquí calcula ni mira datos.
+
+Dibujar rápido (una celda que vuelve a correr en el navegador dibuja otra
+vez): las figuras miden sus márgenes con ``fit_margins`` en vez del diseño
+«constrained», que las dibujaba dos veces; las marcas se escriben como texto
+simple, sin mathtext; los ejes logarítmicos no llevan marcas secundarias.
 """
 
 from __future__ import annotations
@@ -86,6 +91,8 @@ LEGEND_SIZE = 13.5
 LINE_WIDTH = 2.6
 # Largo de las marcas principales, en puntos (``style_axes``; ``fit_margins`` lo cuenta).
 TICK_LENGTH = 5.0
+# Aire entre la leyenda de arriba y el borde de la figura, en unidades de su letra.
+LEGEND_BORDER_PAD = 0.25
 
 # Solo lo que se lee al crear los artistas; lo que se lee al dibujar (marcas,
 # rejilla) se fija explícitamente en `style_axes`, porque el PNG se guarda
@@ -318,11 +325,6 @@ def legend_above(figure, ax, *, ncols: int = 2) -> None:
     figure.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.0), ncols=ncols,
                   fontsize=LEGEND_SIZE, frameon=False, handlelength=1.8, columnspacing=1.2,
                   borderaxespad=LEGEND_BORDER_PAD)
-
-
-# Espacios de la leyenda de arriba, en unidades de su letra (los de matplotlib
-# salvo el borde: poco aire entre la leyenda y el borde de la figura).
-LEGEND_BORDER_PAD = 0.25
 
 
 # ------------------------------------------------------- márgenes medidos --
