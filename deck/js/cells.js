@@ -20,6 +20,12 @@ const FINISHED = new Set([RUN_STATUS.DONE, RUN_STATUS.ERROR, RUN_STATUS.STOPPED]
 // Keys that a focused toolbar button uses itself; they must not also move the slides.
 const BUTTON_KEYS = new Set([" ", "Enter", "Spacebar"]);
 
+const EDITED_TITLE = "El código de esta celda tiene cambios tuyos (guardados en este navegador)";
+const UNSAVED_TEXT = "sin guardar";
+const UNSAVED_TITLE =
+  "Este navegador no pudo guardar tu edición (su almacenamiento está lleno o desactivado): " +
+  "si cierras o recargas la página, se perderá. Descárgala como .py para conservarla.";
+
 // The symbol before the word is for the eye only: hidden from screen readers,
 // and so from reveal.js's live region, which copies the slide's text. Copied
 // there, it asked for the symbols' fallback face (DejaVu Sans, 254 kB) whenever
@@ -84,17 +90,21 @@ export class Cell {
     this.runButton = button("run", "▶", "Ejecutar", "Ejecutar la celda (Mayús+Intro o Ctrl+Intro)");
     this.stopButton = button("stop", "■", "Detener", "Detener la ejecución");
     this.resetButton = button("reset", "↺", "Original", "Volver al código original (se puede deshacer con Ctrl+Z)");
+    this.downloadButton = button("download", "⤓", ".py", "Descargar el código de esta celda como archivo .py");
+    this.downloadButton.hidden = true;
     this.statusElement = document.createElement("span");
     this.statusElement.className = "cell-status";
     this.statusElement.setAttribute("role", "status");
     this.editedElement = document.createElement("span");
     this.editedElement.className = "cell-edited";
     this.editedElement.textContent = "editada";
-    this.editedElement.title = "El código de esta celda tiene cambios tuyos (guardados en este navegador)";
+    this.editedElement.title = EDITED_TITLE;
     this.runButton.addEventListener("click", () => this.run());
     this.stopButton.addEventListener("click", () => this.stop());
     this.resetButton.addEventListener("click", () => this.reset());
-    toolbar.append(this.runButton, this.stopButton, this.resetButton, this.editedElement, this.statusElement);
+    this.downloadButton.addEventListener("click", () => this.download());
+    toolbar.append(this.runButton, this.stopButton, this.resetButton, this.editedElement, this.downloadButton,
+      this.statusElement);
     if (readOnly) toolbar.hidden = true;
     this.element.prepend(toolbar);
     this.toolbar = toolbar;
@@ -130,8 +140,41 @@ export class Cell {
   persist() {
     clearTimeout(this.saveTimer);
     this.saveTimer = null;
-    if (this.edited) this.store.save(this.id, this.source);
-    else this.store.forget(this.id);
+    if (this.edited) {
+      this.markSaved(this.store.save(this.id, this.source));
+    } else {
+      this.store.forget(this.id);
+      this.markSaved(true);
+    }
+  }
+
+  /**
+   * Whether the edit is kept in this browser. When it is not, the badge says
+   * «sin guardar», a download button appears, and the deck is told once
+   * ("cell-unsaved") so it can say it aloud.
+   */
+  markSaved(saved) {
+    const wasUnsaved = this.element.hasAttribute("data-unsaved");
+    this.element.toggleAttribute("data-unsaved", !saved);
+    this.editedElement.textContent = saved ? "editada" : UNSAVED_TEXT;
+    this.editedElement.title = saved ? EDITED_TITLE : UNSAVED_TITLE;
+    this.downloadButton.hidden = saved;
+    if (!saved && !wasUnsaved) {
+      this.element.dispatchEvent(new CustomEvent("cell-unsaved", { bubbles: true, detail: { cellId: this.id } }));
+    }
+  }
+
+  /** The code in the editor as a file, `<cell id>.py`. */
+  download() {
+    const url = URL.createObjectURL(new Blob([this.source], { type: "text/x-python" }));
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = `${this.id}.py`;
+    link.hidden = true;
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
 
   /** Saves a pending edit now (the page is being left). */

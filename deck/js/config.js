@@ -82,5 +82,9 @@ export default {
 
     // How long «Deshacer» stays offered after «Restaurar todo».
     undoRestoreMs: 10_000,
+
+    // How long the message that an edit could not be saved (full browser
+    // storage) stays, with its «Descargar .py» button.
+    unsavedNoticeMs: 20_000,
   },
 };

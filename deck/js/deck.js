@@ -59,6 +59,7 @@ class LiveDeck {
       this.runtime.start();
     }
     document.addEventListener("cell-edited", () => this.updateRestoreButton());
+    document.addEventListener("cell-unsaved", (event) => this.tellUnsaved(event.detail.cellId));
     // Edits are saved a moment after typing stops; leaving the page saves them at once.
     const saveAll = () => this.cells.forEach((cell) => cell.flushSave());
     window.addEventListener("pagehide", saveAll);
@@ -76,6 +77,12 @@ class LiveDeck {
     runtime.addEventListener(RUNTIME_EVENT.PROGRESS, (event) => {
       if (this.status && runtime.state === PYTHON_STATE.LOADING) {
         this.status.show(PYTHON_STATE.LOADING, { progress: event.detail });
+      }
+    });
+    // Python broke while no cell was running (a running cell says it in its output).
+    runtime.addEventListener(RUNTIME_EVENT.CRASH, (event) => {
+      if (this.toast) {
+        this.toast.show(event.detail.message, { actionText: "Entendido", action: () => {}, durationMs: 15_000 });
       }
     });
   }
@@ -137,6 +144,18 @@ class LiveDeck {
     }
   }
 
+  /** An edit the browser could not save: said once, with the code offered as a file. */
+  tellUnsaved(cellId) {
+    const cell = this.cells.get(cellId);
+    if (!this.toast || !cell) return;
+    this.toast.show(
+      `No se pudo guardar tu edición de la celda ${cellId}: el almacenamiento de este navegador está lleno ` +
+        "o desactivado, y se perderá al cerrar la página.",
+      { actionText: "Descargar .py", actionName: "download-cell", action: () => cell.download(),
+        durationMs: this.settings.unsavedNoticeMs },
+    );
+  }
+
   /** Every edited cell back to its original code; for a while, one click undoes it. */
   restoreAll() {
     const restored = [];
@@ -169,11 +188,13 @@ class LiveDeck {
   /** Python's state, boot timings and counters, as plain data. */
   describePython() {
     const runtime = this.runtime;
-    if (!runtime) return { state: PYTHON_STATE.OFF, timings: null, stats: null };
+    if (!runtime) return { state: PYTHON_STATE.OFF, timings: null, stats: null, inheritsPolicy: null };
     return {
       state: runtime.state,
       timings: runtime.timings ? JSON.parse(JSON.stringify(runtime.timings)) : null,
       stats: { ...runtime.stats },
+      // The worker started from a blob: URL and so runs under the page's policy.
+      inheritsPolicy: !runtime.plainWorker,
     };
   }
 }

@@ -7,9 +7,16 @@
 // lets the page raise KeyboardInterrupt inside the running cell. Without it, or
 // if the cell does not react in time (code stuck inside C), the worker is
 // terminated and a fresh one boots on its own.
+//
+// Nothing a cell does can leave a run pending for ever: a run that fails
+// inside the worker (Pyodide's fatal errors included) restarts Python, and a
+// worker that ends by itself (out of memory…) is noticed at once through a
+// Web Lock it holds while alive. Each says so in Spanish on the cell that was
+// running, or in a short message when none was.
 
 import { takeEarlyWorker } from "./earlyworker.js";
 import { EVENT, REQUEST, RUN_STATUS } from "./protocol.js";
+import { startPolicedWorker } from "./workerstart.js";
 
 /** Python's state in the page, also shown as <html data-python>. */
 export const PYTHON_STATE = Object.freeze({ OFF: "off", LOADING: "loading", READY: "ready", ERROR: "error" });
@@ -17,8 +24,12 @@ export const PYTHON_STATE = Object.freeze({ OFF: "off", LOADING: "loading", READ
 export const RUN_CANCELLED = "cancelled";
 /** The failure step when the worker itself could not start (before any boot stage). */
 export const WORKER_STEP = "worker";
-/** What a PythonRuntime dispatches: "state" {state, failure} and "progress" (the worker's progress payload). */
-export const RUNTIME_EVENT = Object.freeze({ STATE: "state", PROGRESS: "progress" });
+/**
+ * What a PythonRuntime dispatches: "state" {state, failure}, "progress" (the
+ * worker's progress payload) and "crash" {message} (Python broke or ended
+ * while no cell was running, and is being restarted).
+ */
+export const RUNTIME_EVENT = Object.freeze({ STATE: "state", PROGRESS: "progress", CRASH: "crash" });
 
 const SIGINT = 2;
 
@@ -29,7 +40,18 @@ const STOP_STUCK_MESSAGE =
   "Ejecución detenida: la celda no respondía a la interrupción y Python se reinició " +
   "(tus ediciones se conservan).";
 const RESTART_MESSAGE = "Ejecución detenida porque Python se reinició.";
-const CRASH_MESSAGE = "Python se cerró de forma inesperada durante esta celda y se está reiniciando.";
+const KEPT = "tus ediciones se conservan";
+const GONE_MESSAGE =
+  `El proceso de Python terminó sin avisar (por ejemplo, por falta de memoria) y se está reiniciando; ${KEPT}.`;
+const UNCAUGHT_MESSAGE = (message) =>
+  `Python tuvo un error interno que no se pudo atender (${message}) y se está reiniciando; ${KEPT}.`;
+const FATAL_MESSAGE = (message) =>
+  `Python sufrió un error interno irrecuperable (${message}) y se está reiniciando; ${KEPT}.`;
+const INTERNAL_MESSAGE = (message) =>
+  `Error interno al ejecutar la celda (${message}); Python se está reiniciando por si quedó dañado; ${KEPT}.`;
+const POLICY_FALLBACK_WARNING =
+  "dpdeck: este navegador aplica la política de seguridad de la página de otra forma dentro del worker; " +
+  "Python arranca sin ella (solo con los controles del propio worker).";
 
 export class PythonRuntime extends EventTarget {
   /**
@@ -55,6 +77,9 @@ export class PythonRuntime extends EventTarget {
     this.interruptBuffer = null;
     this.timings = null;
     this.generation = 0;
+    // Started from its own URL instead of a blob: URL (see workerstart.js): only
+    // after a browser's policy blocked the deck's own files in the worker.
+    this.plainWorker = false;
     // Counters a person (or a test) can read: Reveal.getPlugin("dpdeck").python.stats.
     this.stats = { boots: 0, streamMessages: 0, restarts: 0, interruptFallbacks: 0 };
   }
@@ -71,8 +96,9 @@ export class PythonRuntime extends EventTarget {
     this.setState(PYTHON_STATE.LOADING);
     let worker;
     try {
-      // The first boot takes the worker the page's first script started (already booting).
-      worker = takeEarlyWorker() || new Worker(this.workerUrl);
+      // The first boot takes the worker the page's first script started (already
+      // booting, under the page's policy: earlyworker.js).
+      worker = takeEarlyWorker() || startPolicedWorker(this.workerUrl, { plain: this.plainWorker });
     } catch (error) {
       this.fail({ step: WORKER_STEP, message: error.message || String(error) });
       return;
@@ -82,8 +108,9 @@ export class PythonRuntime extends EventTarget {
     worker.onerror = (event) => {
       event.preventDefault?.();
       if (generation !== this.generation) return;
-      // While booting this is a failed boot; once ready, Python crashed: start again.
-      if (this.state === PYTHON_STATE.READY) this.restart(CRASH_MESSAGE);
+      // While booting this is a failed boot; once ready, an error the worker
+      // could not handle (it handles the ones a cell's callbacks raise): start again.
+      if (this.state === PYTHON_STATE.READY) this.crash(UNCAUGHT_MESSAGE(event.message || "sin mensaje"));
       else this.fail({ step: this.progress.step || WORKER_STEP, message: event.message || "el worker falló" });
     };
     this.interruptBuffer = this.canInterrupt ? new Int32Array(new SharedArrayBuffer(4)) : null;
@@ -99,9 +126,11 @@ export class PythonRuntime extends EventTarget {
         this.fail({ step: this.progress.step, message: `sin avances en ${this.bootStallMs / 1000} s.` });
       }
     }, 1000);
-    this.request(REQUEST.BOOT, { base: this.baseUrl, interruptBuffer: this.interruptBuffer }).then(
+    const lifeLock = navigator.locks ? `dpdeck-python-${generation}-${Math.random().toString(36).slice(2)}` : null;
+    this.request(REQUEST.BOOT, { base: this.baseUrl, interruptBuffer: this.interruptBuffer, lifeLock }).then(
       (result) => {
         if (generation !== this.generation) return;
+        this.watchLife(lifeLock, generation);
         // pageMs: boot as the page saw it; readyAtMs: since the page started loading.
         this.timings = {
           ...result.timings,
@@ -113,9 +142,39 @@ export class PythonRuntime extends EventTarget {
       },
       (error) => {
         if (generation !== this.generation) return;
+        if (error && error.policyBlocked && !this.plainWorker) {
+          console.warn(POLICY_FALLBACK_WARNING);
+          this.plainWorker = true;
+          this.terminate(RESTART_MESSAGE);
+          this.start();
+          return;
+        }
         this.fail(error);
       },
     );
+  }
+
+  /**
+   * The worker holds the Web Lock `name` while it lives; the browser releases
+   * it when the worker ends, however that happens. Once the page gets the lock,
+   * the worker is gone: unless the page ended it itself (a newer generation),
+   * Python is restarted.
+   */
+  watchLife(name, generation) {
+    if (!name || !navigator.locks) return;
+    navigator.locks
+      .request(name, () => {
+        if (generation === this.generation && this.worker) this.crash(GONE_MESSAGE);
+      })
+      .catch(() => {});
+  }
+
+  /** Python broke or ended: the running cell says why (or the page does), and a new Python boots. */
+  crash(message) {
+    if (!this.current) this.dispatchEvent(new CustomEvent(RUNTIME_EVENT.CRASH, { detail: { message } }));
+    this.stats.restarts += 1;
+    this.terminate(message, RUN_STATUS.ERROR);
+    this.start();
   }
 
   /** Terminates the worker (whatever it is doing) and boots a new one. */
@@ -125,7 +184,7 @@ export class PythonRuntime extends EventTarget {
     this.start();
   }
 
-  terminate(reason) {
+  terminate(reason, status = RUN_STATUS.STOPPED) {
     if (this.worker) {
       this.worker.terminate();
       this.worker = null;
@@ -135,7 +194,7 @@ export class PythonRuntime extends EventTarget {
     if (this.current) {
       const run = this.current;
       this.current = null;
-      run.finish({ status: RUN_STATUS.STOPPED, outputs: [], notice: reason, restarted: true });
+      run.finish({ status, outputs: [], notice: reason, restarted: true });
     }
     this.setState(PYTHON_STATE.OFF);
   }
@@ -288,18 +347,10 @@ export class PythonRuntime extends EventTarget {
       },
       (error) => {
         if (generation !== this.generation || this.current !== run) return;
-        this.current = null;
-        if (error && error.fatal) {
-          run.finish({ status: RUN_STATUS.ERROR, outputs: [], notice: CRASH_MESSAGE });
-          this.restart(CRASH_MESSAGE);
-          return;
-        }
-        run.finish({
-          status: RUN_STATUS.ERROR,
-          outputs: [],
-          notice: `Error interno al ejecutar la celda: ${(error && error.message) || error}`,
-        });
-        this.pump();
+        // A run that failed inside the worker (not the cell's own error, which
+        // is a normal result) may have left Python broken: start a new one.
+        const message = (error && error.message) || String(error);
+        this.crash(error && error.fatal ? FATAL_MESSAGE(message) : INTERNAL_MESSAGE(message));
       },
     );
   }

@@ -1,4 +1,9 @@
 // Edits saved in localStorage, one entry per cell, keyed by deck path + cell id.
+//
+// Saving can fail: no localStorage (some private windows), storage disabled,
+// or full (the browser's quota, shared by every page of this origin). `save`
+// says whether the edit is really kept, so the cell can tell the student the
+// truth and offer the code as a file instead.
 
 const PREFIX = "dpdeck:edits:";
 
@@ -6,8 +11,6 @@ function keyFor(deckPath, cellId) {
   return `${PREFIX}${deckPath}:${cellId}`;
 }
 
-// localStorage can be missing or throw (private windows, file://, quota): edits
-// then live only as long as the page, and nothing else breaks.
 function storage() {
   try {
     return window.localStorage;
@@ -29,11 +32,22 @@ export class EditStore {
     }
   }
 
+  /** Keeps the edit; true if it is saved in this browser, false if it lives only in the page. */
   save(cellId, source) {
+    const store = storage();
+    if (!store) return false;
     try {
-      storage()?.setItem(keyFor(this.deckPath, cellId), source);
+      store.setItem(keyFor(this.deckPath, cellId), source);
+      return true;
     } catch {
-      /* quota or disabled storage: keep the edit in the page only */
+      // Full (QuotaExceededError) or disabled: an older saved copy would now be
+      // wrong, so it goes (freeing a little room, too).
+      try {
+        store.removeItem(keyFor(this.deckPath, cellId));
+      } catch {
+        /* nothing to remove */
+      }
+      return false;
     }
   }
 

@@ -10,8 +10,10 @@
 // a throwaway figure), ready. The boot starts when the worker does (the
 // page's first script creates it); the page's "boot" request waits for it.
 //
-// Every file is fetched from the deck's own server: a request to any other
-// origin is refused before it leaves the browser.
+// It runs under the page's Content-Security-Policy (it starts from a blob:
+// URL: workerstart.js), so nothing it or a cell does can reach another
+// server; netguard.js adds the Spanish explanation, and cellscope.js undoes
+// what one cell leaves behind (timers, listeners, globals) before the next.
 
 import {
   BOOT_STAGE,
@@ -24,8 +26,28 @@ import {
   STREAM_EVENT_BURST,
   STREAM_EVENTS_PER_SECOND,
 } from "./protocol.js";
+import { CellScope, natives } from "./cellscope.js";
+import {
+  blockedOwnFiles,
+  checkUrl,
+  describeLateRefusals,
+  describeViolations,
+  installNetworkGuard,
+  takeRefusals,
+  takeViolations,
+} from "./netguard.js";
+
+// This script's own URL (js/worker.js): a blob: worker is told it, since its
+// location is the blob's, which cannot resolve a relative URL.
+const WORKER_URL = typeof self.dpdeckWorkerUrl === "string" ? self.dpdeckWorkerUrl : self.location.href;
 
 const PROGRESS_INTERVAL_MS = 100;
+// A violation event is a task of its own: this long after a failure, the
+// ones it caused have been recorded.
+const VIOLATION_WAIT_MS = 20;
+// Turns of the event loop a run waits after its cell, for what the cell left
+// to run right after it (see tellBlockedConnections).
+const CALLBACK_TURNS = 3;
 // dpdeck.cellrun comes before pyplot: its prepare_matplotlib() spares pyplot's
 // import the work no cell uses (half of it).
 const WARM_IMPORTS = ["numpy", "matplotlib", "dpdeck", "dpdeck.cellrun", "matplotlib.pyplot", "dpdeck.figures"];
@@ -47,14 +69,15 @@ const state = {
 // ---------------------------------------------------------------- messaging
 
 function post(message, transfer = []) {
-  self.postMessage(message, transfer);
+  natives.postMessage(message, transfer);
 }
 
 function emit(type, payload, transfer = []) {
   post({ type, payload }, transfer);
 }
 
-self.onmessage = async (event) => {
+// A listener no cell can replace (`js.self.onmessage = …` changes nothing here).
+natives.addEventListener("message", async (event) => {
   const { id, type, payload } = event.data || {};
   const handler = HANDLERS[type];
   if (!handler) {
@@ -67,14 +90,28 @@ self.onmessage = async (event) => {
   } catch (error) {
     post({ id, ok: false, error: describeError(error) });
   }
-};
+});
 
-// "fatal": Pyodide itself broke (it says "Pyodide has suffered a fatal error")
-// and the page must start a new worker.
+// "fatal": Pyodide itself broke and the page must start a new worker.
+// "policyBlocked": the page's policy blocked the deck's own files (see netguard.js).
 function describeError(error) {
   const message = error && error.message ? String(error.message) : String(error);
-  const fatal = /fatal error/i.test(message);
-  return { name: (error && error.name) || "Error", message, step: state.step, fatal };
+  return {
+    name: (error && error.name) || "Error",
+    message,
+    step: state.step,
+    fatal: isFatal(error, message),
+    policyBlocked: Boolean(error && error.policyBlocked),
+  };
+}
+
+// Pyodide marks the error that broke it (a WebAssembly trap such as «memory
+// access out of bounds» or «unreachable», a failed stack switch…), and every
+// later call says it «already fatally failed».
+function isFatal(error, message) {
+  if (error && error.pyodide_fatal_error) return true;
+  if (typeof WebAssembly !== "undefined" && error instanceof WebAssembly.RuntimeError) return true;
+  return /fatal error|fatally failed/i.test(message);
 }
 
 // ---------------------------------------------------------------- network guard
@@ -83,7 +120,7 @@ const nativeFetch = self.fetch.bind(self);
 
 function resolveUrl(input) {
   const raw = typeof input === "string" ? input : input instanceof URL ? input.href : input && input.url;
-  return new URL(raw, self.location.href);
+  return new URL(raw, new URL("../", WORKER_URL));
 }
 
 // Counts the bytes of every response as they arrive, for the progress bar,
@@ -134,17 +171,15 @@ const preloaded = new Map(); // URL → Promise<Response>
 
 function preload(files, baseUrl) {
   for (const { file, integrity } of files) {
-    const url = new URL(file, baseUrl);
-    if (url.origin !== self.location.origin) throw new TypeError(blockedMessage(url));
+    const url = checkUrl(new URL(file, baseUrl));
     const response = nativeFetch(url.href, { integrity });
     response.catch(() => {});
     preloaded.set(url.href, response);
   }
 }
 
-self.fetch = async function guardedFetch(input, init) {
+self.fetch = async function countedFetch(input, init) {
   const url = resolveUrl(input);
-  if (url.origin !== self.location.origin) throw new TypeError(blockedMessage(url));
   const early = preloaded.get(url.href);
   preloaded.delete(url.href);
   // Counted from the request on: a response that has not started is still a download.
@@ -169,24 +204,15 @@ function failBoot(message) {
 }
 
 function displayPath(url) {
-  const base = new URL("../", self.location.href).pathname;
+  const base = new URL("../", WORKER_URL).pathname;
   return url.pathname.startsWith(base) ? url.pathname.slice(base.length) : url.href;
 }
 
-// Python's synchronous downloads (pyodide.http.open_url) use XMLHttpRequest.
-const nativeOpen = XMLHttpRequest.prototype.open;
-XMLHttpRequest.prototype.open = function guardedOpen(method, url, ...rest) {
-  const target = resolveUrl(String(url));
-  if (target.origin !== self.location.origin) throw new TypeError(blockedMessage(target));
-  return nativeOpen.call(this, method, url, ...rest);
-};
-
-function blockedMessage(url) {
-  return (
-    `Bloqueado: ${url.href} no pertenece a este servidor. ` +
-    "Las diapositivas funcionan sin conexión y solo cargan archivos de su propia carpeta."
-  );
-}
+// Every other way out (XMLHttpRequest, importScripts, WebSocket…) and the
+// origin check in front of fetch: netguard.js. Installed after the counting
+// fetch above, so a refused request is never counted as a download.
+installNetworkGuard(self, WORKER_URL);
+const cellScope = new CellScope(self);
 
 // At most one progress event per PROGRESS_INTERVAL_MS, and always one for the
 // last bytes of a burst (they used to wait for the next download, so the bar
@@ -316,6 +342,22 @@ def install_lazy_packages(packages, site_packages):
     sys.meta_path.insert(0, LazyPackages(packages, site_packages))
 `;
 
+// Run once before "ready", caught: the first JavaScript errors raised in this
+// interpreter. In Chromium the first one to reach Python through a call or
+// a \`new\` can arrive as «SystemError: error return without exception set»
+// instead of its own message; after one of each, they arrive as they are. A
+// cell's first refused request must say what happened, not that.
+const FIRST_JS_ERRORS_CELL = `
+import js
+
+for attempt in (lambda: js.JSON.parse("{"), lambda: js.decodeURIComponent("%"), lambda: js.URL.new("::")):
+    for _ in range(3):
+        try:
+            attempt()
+        except Exception:
+            pass
+`;
+
 // Run once before "ready": the first figure a lecturer asks for then costs no
 // more than the next ones (matplotlib's drawing, FreeType, mathtext's parser
 // and the PNG writer all do their one-time work here).
@@ -372,7 +414,7 @@ function installLazyPackages(pyodide, runtime, baseUrl, sitePackages) {
 }
 
 async function boot(base) {
-  const baseUrl = new URL(base, self.location.href);
+  const baseUrl = new URL(base, WORKER_URL);
   const timings = {};
   const bootStarted = performance.now();
   let runtime;
@@ -441,6 +483,7 @@ async function boot(base) {
     const runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
     const started = performance.now();
     runCell.callKwargs(WARMUP_CELL, { cell_id: "arranque" }).destroy();
+    runCell.callKwargs(FIRST_JS_ERRORS_CELL, { cell_id: "arranque" }).destroy();
     timings.imports.firstFigure = Math.round(performance.now() - started);
     state.runCell = runCell;
   });
@@ -448,6 +491,9 @@ async function boot(base) {
   gc.enable();
   gc.destroy();
   state.step = BOOT_STAGE.READY;
+  // What the boot itself did is no cell's doing; from here on, each cell starts from this world.
+  takeViolations();
+  cellScope.install();
   state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);
   emitProgress();
   timings.total = Math.round(performance.now() - bootStarted);
@@ -530,6 +576,7 @@ async function run({ runId, cellId, source }) {
   };
   const started = performance.now();
   let proxy;
+  cellScope.begin();
   try {
     proxy = state.runCell.callKwargs(source, {
       cell_id: cellId || "celda",
@@ -545,19 +592,73 @@ async function run({ runId, cellId, source }) {
     throw error;
   } finally {
     batcher.flush();
+    cellScope.end();
+    // Refusals so far were raised inside the cell: its own output shows them.
+    takeRefusals();
   }
   const result = proxy.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
   proxy.destroy();
   result.elapsedMs = Math.round(performance.now() - started);
+  await tellBlockedConnections(result);
   return { result, transfer: figureBuffers(result.outputs) };
 }
 
+// Attempts that no error of the cell can show, said after its outputs instead
+// of nothing: a refusal in a promise the cell left (it runs right after the
+// cell), and a connection the page's policy blocked (a channel netguard.js
+// does not know).
+async function tellBlockedConnections(result) {
+  // The cell's promises (Pyodide runs a Python callback of `then` a turn or
+  // two of the event loop later: about 2 ms), and the events of its blocked
+  // attempts, run first.
+  for (let turn = 0; turn < CALLBACK_TURNS; turn += 1) await new Promise((done) => natives.setTimeout(done, 0));
+  let recorded = takeViolations();
+  if (recorded.length) {
+    await afterViolations();
+    recorded = recorded.concat(takeViolations());
+  }
+  const sentences = [result.notice, describeLateRefusals(takeRefusals()), describeViolations(recorded)];
+  const notice = sentences.filter(Boolean).join(" ");
+  if (notice) result.notice = notice;
+}
+
+function afterViolations() {
+  return new Promise((done) => natives.setTimeout(done, VIOLATION_WAIT_MS));
+}
+
+// The page asks for a lock only this worker holds: the browser releases it
+// when the worker ends, for whatever reason (a crash, running out of memory),
+// and the page, waiting for it, learns at once that Python is gone (python.js).
+// Web Locks exist only in secure contexts (https, localhost).
+function holdLifeLock(name) {
+  if (!name || !self.navigator.locks) return Promise.resolve(false);
+  return new Promise((held) => {
+    self.navigator.locks
+      .request(name, () => {
+        held(true);
+        return new Promise(() => {});
+      })
+      .catch(() => held(false));
+  });
+}
+
+async function answerBoot({ base, interruptBuffer, lifeLock }) {
+  state.interruptBuffer = interruptBuffer || null;
+  applyInterruptBuffer();
+  await holdLifeLock(lifeLock);
+  try {
+    return await startBoot(base || "../");
+  } catch (error) {
+    // A policy that blocks the deck's own files (a browser that applies it
+    // differently): the page then starts the worker from its own URL.
+    await afterViolations();
+    if (error && typeof error === "object" && blockedOwnFiles(takeViolations())) error.policyBlocked = true;
+    throw error;
+  }
+}
+
 const HANDLERS = {
-  [REQUEST.BOOT]: ({ base, interruptBuffer }) => {
-    state.interruptBuffer = interruptBuffer || null;
-    applyInterruptBuffer();
-    return startBoot(base || "../");
-  },
+  [REQUEST.BOOT]: answerBoot,
   [REQUEST.RUN]: async (payload) => run(payload),
 };
 

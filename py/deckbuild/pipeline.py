@@ -18,6 +18,7 @@ from .files import ensure_dir
 from .package import build_dpdeck_wheel, bundle_sources, check_stylesheet_urls, copy_shipped_pins, write_manifest
 from .paths import CACHE, CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, ROOT, display_path
 from .pins import verify_npm_pins
+from .policy import check_speaker_view_scripts
 from .precompile import compile_dpdeck_wheel, compile_pyodide
 from .prerender import prerender_cells
 from .pyodide import PYODIDE_VERSION, copy_pyodide, gather_pyodide
@@ -63,6 +64,7 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             print(f"  {wheel.relative_to(staging)}", flush=True)
         with step("página y archivos copiados"):
             copy_shipped_pins(staging)
+            check_speaker_view_scripts(staging)
             check_stylesheet_urls(staging)
             page = render_page(deck, math, prerendered, read_page_parts(staging))
             check_preloads(page, staging)

@@ -20,6 +20,7 @@ from .errors import BuildError
 from .markdown import CONTAINERS, make_markdown
 from .package import STYLESHEET_URL
 from .paths import TEMPLATE
+from .policy import check_page_scripts, compose_policy
 from .prerender import CellOutcome, Prerendered
 from .slides import Cell, Deck, MathKey, Slide
 
@@ -101,6 +102,7 @@ def render_section(md, slide: Slide, prerendered: Prerendered) -> str:
 # Inlined into the page's <head>, in this order: the stylesheets, then the first script.
 INLINE_STYLESHEETS = ("vendor/reveal/reveal.css", "vendor/katex/katex.min.css", "css/main.css")
 FIRST_PAINT_SCRIPT = "js/firstpaint.js"
+FIRST_PAINT_PLACEHOLDER = "{{ first_paint }}"
 PRELOAD_HREF = re.compile(r'<link rel="preload" href="([^"]+)"')
 
 
@@ -129,7 +131,7 @@ def read_page_parts(out: Path) -> dict[str, str]:
     for name, text in [*zip(INLINE_STYLESHEETS, styles), (FIRST_PAINT_SCRIPT, script)]:
         if "</style" in text.lower() or "</script" in text.lower():
             raise BuildError(f"{name} no se puede poner en línea: contiene «</style» o «</script»")
-    return {"{{ styles }}": "\n".join(styles), "{{ first_paint }}": script}
+    return {"{{ styles }}": "\n".join(styles), FIRST_PAINT_PLACEHOLDER: script}
 
 
 def check_preloads(page: str, out: Path) -> None:
@@ -143,16 +145,23 @@ def fill_template(title: str, sections: str, parts: dict[str, str]) -> str:
     if not TEMPLATE.exists():
         raise BuildError("falta deck/template.html")
     template = TEMPLATE.read_text(encoding="utf-8")
-    for placeholder in ("{{ title }}", "{{ slides }}", *parts):
+    values = {**parts, "{{ title }}": html.escape(title), "{{ slides }}": sections}
+    for placeholder in values:
         if placeholder not in template:
             raise BuildError(f"deck/template.html no tiene el marcador {placeholder}")
-    for placeholder, text in parts.items():
-        template = template.replace(placeholder, text)
-    return template.replace("{{ title }}", html.escape(title)).replace("{{ slides }}", sections)
+    # The slides go in last: nothing in them is ever read as a placeholder.
+    for placeholder, value in values.items():
+        template = template.replace(placeholder, value)
+    return template
 
 
 def render_page(deck: Deck, math: dict[MathKey, str], prerendered: Prerendered, parts: dict[str, str]) -> str:
     """index.html: the template with its inline parts and every slide rendered in reading order."""
     md = make_renderer(math)
     sections = "\n".join(render_section(md, slide, prerendered) for slide in deck.slides)
-    return fill_template(deck.title, sections, parts)
+    # The page's one inline script is allowed by its hash, never by 'unsafe-inline'.
+    inline_scripts = [parts[FIRST_PAINT_PLACEHOLDER]]
+    policy = compose_policy(inline_scripts=inline_scripts)
+    page = fill_template(deck.title, sections, {**parts, "{{ csp }}": html.escape(policy)})
+    check_page_scripts(page, inline_scripts)
+    return page

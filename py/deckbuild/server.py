@@ -12,8 +12,8 @@ folder (`..`, a symlink that leads out of it), a folder without index.html → 4
 never a directory listing. A connection idle for IDLE_SECONDS is closed, and at
 most MAX_CONNECTIONS are served at once. Every answer carries
 `X-Content-Type-Options: nosniff`; pages and scripts (what becomes a document or
-a worker, where a <meta> policy does not reach) carry the page's
-Content-Security-Policy.
+a worker, where a <meta> policy does not reach) carry the deck's
+Content-Security-Policy, composed by deckbuild.policy as the page's <meta> is.
 
 Standard library only (build.py checks --host and --port with it before building).
 """
@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import email.utils
 import errno
-import html
 import http.server
 import ipaddress
 import json
 import os
-import re
 import socket
 import struct
 import sys
@@ -38,6 +36,7 @@ from pathlib import Path
 
 from .errors import BuildError
 from .paths import display_path
+from .policy import policy_for_page
 
 IDLE_SECONDS = 30
 # A policy governs what becomes a document or a worker: pages (and error pages) and scripts.
@@ -46,8 +45,6 @@ MAX_CONNECTIONS = 512
 LOG_FIELD_CHARS = 200
 ANY_ADDRESS = ("0.0.0.0", "::")
 SIOCGIFADDR = 0x8915   # Linux: the IPv4 address of a network interface
-PAGE_POLICY_META = re.compile(
-    r"""<meta\s+http-equiv=["']?Content-Security-Policy["']?\s+content=(?:"([^"]*)"|'([^']*)')""", re.I)
 ERROR_TEXTS = {HTTPStatus.BAD_REQUEST: "petición mal formada",
                HTTPStatus.NOT_FOUND: "no existe en el mazo",
                HTTPStatus.REQUEST_URI_TOO_LONG: "la URL es demasiado larga",
@@ -57,20 +54,6 @@ ERROR_PAGE = """<!doctype html>
 <html lang="es"><meta charset="utf-8"><title>Error %(code)d</title>
 <h1>Error %(code)d</h1><p>%(explain)s</p></html>
 """
-
-
-def read_page_policy(root: Path) -> str | None:
-    """The Content-Security-Policy the page declares (its <meta> in index.html): the server sends the same.
-
-    The one place the policy is written is the page's template; reading it from
-    the built page keeps the header and the page identical.
-    """
-    try:
-        page = (root / "index.html").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    match = PAGE_POLICY_META.search(page)
-    return html.unescape(match.group(1) or match.group(2) or "").strip() or None if match else None
 
 
 def find_path_problem(target: str) -> str | None:
@@ -138,9 +121,8 @@ class DeckRequestHandler(http.server.SimpleHTTPRequestHandler):
             self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
             self.send_header("Cross-Origin-Resource-Policy", "same-origin")
         self.send_header("X-Content-Type-Options", "nosniff")
-        policy = self.server.content_security_policy()
-        if policy and self._content_type.startswith(POLICY_TYPES):
-            self.send_header("Content-Security-Policy", policy)
+        if self._content_type.startswith(POLICY_TYPES):
+            self.send_header("Content-Security-Policy", self.server.content_security_policy())
         # Always revalidate: unchanged files answer 304, a rebuild is seen at once.
         self.send_header("Cache-Control", "no-cache")
         if self._etag:
@@ -235,7 +217,7 @@ class DeckServer(http.server.ThreadingHTTPServer):
     def __init__(self, root: Path, port: int, handler, host: str = "127.0.0.1"):
         self.root = Path(os.path.realpath(root))
         self._manifest: tuple[float, dict] = (-1.0, {})
-        self._policy: tuple[float, str | None] = (-1.0, None)
+        self._policy: tuple[float, str] = (-1.0, "")
         self._connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), handler)
@@ -246,14 +228,20 @@ class DeckServer(http.server.ThreadingHTTPServer):
             self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
         super().server_bind()
 
-    def content_security_policy(self) -> str | None:
-        """The page's policy, read again when index.html changes (a rebuild)."""
+    def content_security_policy(self) -> str:
+        """The deck's policy with the served page's inline scripts allowed by hash (deckbuild.policy).
+
+        The build allows no inline script in the page but its own, so this is
+        the policy of the page's <meta>; composed again when index.html changes
+        (a rebuild). A folder without a page still gets the deck's policy.
+        """
+        index = self.root / "index.html"
         try:
-            mtime = (self.root / "index.html").stat().st_mtime
+            mtime = index.stat().st_mtime
+            if mtime != self._policy[0]:
+                self._policy = (mtime, policy_for_page(index.read_text(encoding="utf-8", errors="replace")))
         except OSError:
-            return None
-        if mtime != self._policy[0]:
-            self._policy = (mtime, read_page_policy(self.root))
+            return policy_for_page("")
         return self._policy[1]
 
     def etag_for(self, path: Path, status: os.stat_result) -> str:

@@ -14,6 +14,7 @@ or no slide at all, as well as a badly written cell, container or attribute.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import NamedTuple
 from .errors import BuildError, SourceError
 from .markdown import CONTAINERS, is_fence_line, make_markdown
 from .paths import display_path
+from .policy import describe_remote, find_remote_loads
 
 SLIDE_ATTRIBUTES = ("class", "id")
 CELL_OPTIONS = ("id", "figures", "layout", "timeout")
@@ -212,12 +214,44 @@ def collect_cells_and_math(path: Path, lines: list[str], tokens: list, math: dic
             math.setdefault(MathKey(token.content.strip(), True), (path, token.map[0] + 1))
         elif token.type == "html_block" and ".slide:" in token.content and not is_slide_comment(token):
             raise SourceError(path, token.map[0] + 1, "«<!-- .slide: … -->» mal formado")
-        elif token.type == "inline":
+        if token.type in ("html_block", "inline"):
+            check_remote_loads(path, token)
+        if token.type == "inline":
             for child_index, child in enumerate(token.children or []):
                 if child.type in ("math_inline", "math_inline_double"):
                     key = MathKey(child.content.strip(), child.type == "math_inline_double")
                     math.setdefault(key, (path, find_inline_math_line(token, child_index)))
     return cells
+
+
+REMOTE_LOAD_ADVICE = ("el mazo funciona sin conexión y solo carga archivos de su propia carpeta; "
+                      "para señalar algo de otro sitio, enlázalo con <a href=\"…\">")
+
+
+def check_remote_loads(path: Path, token) -> None:
+    """Raw HTML or a Markdown image that would load something from another origin stops the build."""
+    first_line = token.map[0] + 1 if token.map else 1
+    if token.type == "html_block":
+        problems = find_remote_loads(token.content)
+    else:
+        # The paragraph's HTML as the browser gets it: its tags, its text escaped, its line breaks.
+        pieces, problems, breaks = [], [], 0
+        for child in token.children or []:
+            if child.type in ("softbreak", "hardbreak"):
+                pieces.append("\n")
+                breaks += 1
+            elif child.type == "html_inline":
+                pieces.append(child.content)
+            elif child.type == "image":
+                reason = describe_remote(child.attrGet("src") or "")
+                if reason:
+                    problems.append((breaks + 1, f"la imagen ![…]({child.attrGet('src')}) carga {reason}"))
+            elif child.type in ("text", "code_inline"):
+                pieces.append(html.escape(child.content))
+        problems += find_remote_loads("".join(pieces))
+    if problems:
+        line, message = min(problems, key=lambda problem: problem[0])
+        raise SourceError(path, first_line + line - 1, f"{message}: {REMOTE_LOAD_ADVICE}")
 
 
 def read_cell(path: Path, token) -> Cell:

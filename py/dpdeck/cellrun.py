@@ -63,12 +63,26 @@ VALUE_CAP_NOTICE = "\n[Valor recortado: se muestran los primeros {limit} caracte
 FIGURE_CAP_NOTICE = (
     "[La celda creó {count} figuras; se muestran las primeras {limit}.]\n"
 )
+# What a failed connection means depends on where the cell runs. In the
+# browser the worker refuses every connection before it exists (and the page's
+# security policy would block it anyway): nothing left the browser. In native
+# Python (the build) the connection was really tried, and it failed.
 NETWORK_MESSAGE = (
-    "Bloqueado: una celda no puede conectarse a internet ni a otros servidores. "
-    "Las diapositivas funcionan sin conexión y solo cargan archivos de su propia "
-    "carpeta; los datos de la clase vienen con dpdeck (por ejemplo, "
-    "«from dpdeck.data import load_census»)."
+    "una celda no puede conectarse a internet ni a otros servidores, y no salió "
+    "nada del navegador. Las diapositivas funcionan sin conexión y solo leen "
+    "archivos de su propia carpeta; los datos de la clase vienen con dpdeck (por "
+    "ejemplo, «from dpdeck.data import load_census»)."
 )
+NATIVE_NETWORK_MESSAGE = (
+    "la celda intentó conectarse a otro servidor y no lo consiguió. Las celdas "
+    "de las diapositivas funcionan sin conexión; los datos de la clase vienen con "
+    "dpdeck (por ejemplo, «from dpdeck.data import load_census»)."
+)
+
+
+def _in_browser() -> bool:
+    """Pyodide (the deck's worker) or native Python (the build)."""
+    return sys.platform == "emscripten"
 TRACEBACK_CAP_NOTICE = "  [… se omitieron {count} líneas de la traza …]"
 
 # One Spanish sentence per common exception, so the first line of an error says
@@ -155,6 +169,11 @@ def run_cell(
         return collector.result(RUN_STATUS.ERROR)
 
     guarded_modules = _guarded_modules()
+    # What a callback left by an earlier cell changed after that cell ended
+    # (a promise, a message port, an asyncio task) is undone before this one.
+    _baseline_state(guarded_modules).restore()
+    loop = _event_loop()
+    tasks_before = _pending_tasks(loop)
     _force_agg_backend()
     _close_all_pyplot_figures()
     namespace_module = types.ModuleType("__main__")
@@ -211,6 +230,7 @@ def run_cell(
         status = RUN_STATUS.STOPPED
         error_output = _format_stop(error, filename)
         _close_all_pyplot_figures()
+    _cancel_new_tasks(loop, tasks_before)
     if error_output is not None:
         collector.add(error_output)
     return collector.result(status)
@@ -345,6 +365,61 @@ def _guarded_modules() -> list[types.ModuleType]:
             # Resolved now, so the backend pyplot picks is part of the saved state.
             pyplot.switch_backend("Agg")
     return _guarded
+
+
+_baseline: list[_ModuleState] = []
+
+
+def _baseline_state(guarded_modules: list[types.ModuleType]) -> _ModuleState:
+    """El estado de los módulos compartidos antes de la primera celda: del que parte cada celda."""
+    if not _baseline:
+        _baseline.append(_ModuleState.save(guarded_modules))
+    return _baseline[0]
+
+
+# --------------------------------------------------------------------------- asyncio
+
+
+def _event_loop():
+    """El bucle de eventos que sigue vivo entre celdas (el de Pyodide en el navegador), o None.
+
+    En Python nativo no suele haber ninguno: nada de lo que una celda deje
+    pendiente llega a ejecutarse después.
+    """
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        if not _in_browser():
+            return None
+        loop = asyncio.get_event_loop()
+    if _in_browser() and not getattr(loop, "_dpdeck_quiet", False):
+        # «Task exception was never retrieved» is written when a task is
+        # collected, maybe in the middle of another cell: it goes to the
+        # console, never into a cell's output.
+        loop.set_exception_handler(_log_to_console)
+        loop._dpdeck_quiet = True
+    return loop
+
+
+def _log_to_console(loop, context: dict) -> None:
+    sys.__stderr__.write(f"dpdeck: asyncio: {context.get('message', '')}\n")
+
+
+def _pending_tasks(loop) -> set:
+    if loop is None:
+        return set()
+    import asyncio
+
+    return set(asyncio.all_tasks(loop))
+
+
+def _cancel_new_tasks(loop, before: set) -> None:
+    """Las tareas de asyncio que la celda dejó pendientes se cancelan al terminar ella."""
+    for task in _pending_tasks(loop) - before:
+        task.cancel()
 
 
 # --------------------------------------------------------------------------- compile
@@ -634,10 +709,18 @@ def _cell_frames(error: BaseException, filename: str):
     """Marcos de la traza que pertenecen a la celda, y el último marco en total."""
     summary = traceback.extract_tb(error.__traceback__)
     cell_frames = [frame for frame in summary if frame.filename == filename]
-    # This module's own frames (exec, the input() stand-in) mean nothing to a student.
-    foreign = [frame for frame in summary if frame.filename != __file__]
+    # This module's own frames (exec, the input() stand-in) mean nothing to a
+    # student, nor do the JavaScript frames Pyodide adds to a JsException (the
+    # deck's minified worker.js, the browser's «<anonymous>»).
+    foreign = [frame for frame in summary if frame.filename != __file__ and not _is_javascript_frame(frame)]
     last_frame = foreign[-1] if foreign else None
     return cell_frames, last_frame
+
+
+def _is_javascript_frame(frame: traceback.FrameSummary) -> bool:
+    """Un marco de JavaScript que Pyodide añade a la traza (archivo .js, una URL o «<anonymous>»)."""
+    name = frame.filename
+    return name.endswith((".js", ".mjs")) or "://" in name or name == "<anonymous>"
 
 
 def _format_exception(error: BaseException, filename: str, lines: list[str],
@@ -661,8 +744,8 @@ def _format_exception(error: BaseException, filename: str, lines: list[str],
         evalue = INPUT_MESSAGE
         header = f"Entrada por teclado no disponible {where}."
     elif _is_network_error(error):
-        evalue = NETWORK_MESSAGE
-        header = f"Sin conexión {where}. {NETWORK_MESSAGE}"
+        evalue = NETWORK_MESSAGE if _in_browser() else NATIVE_NETWORK_MESSAGE
+        header = f"Sin conexión {where}: {evalue}"
     else:
         evalue = str(error)
         hint = _hint_for(error)
@@ -707,10 +790,18 @@ def _cap_text(text: str, limit: int) -> str:
 
 # Where Python's own networking lives: an OSError raised in there is a connection attempt.
 _NETWORK_SOURCES = ("socket.py", "ssl.py", "urllib/", "http/")
+# What a socket's connect() answers when the connection does not happen. In
+# the browser: EHOSTUNREACH when the worker refuses the WebSocket that
+# Emscripten's sockets use, EINPROGRESS if one were ever opened.
+_NETWORK_ERRNOS = frozenset(
+    getattr(errno, name) for name in ("EHOSTUNREACH", "ENETUNREACH", "ECONNREFUSED", "ECONNRESET",
+                                      "ECONNABORTED", "ETIMEDOUT", "EINPROGRESS")
+    if hasattr(errno, name)
+)
 
 
 def _is_network_error(error: BaseException) -> bool:
-    """Un intento de conexión: en el navegador, «[Errno 26] Operation in progress»."""
+    """Un intento de conexión (en el navegador, el socket rechazado: «[Errno 23] Host is unreachable»)."""
     urllib_error = sys.modules.get("urllib.error")
     if urllib_error is not None and isinstance(error, urllib_error.URLError):
         return True
@@ -719,8 +810,10 @@ def _is_network_error(error: BaseException) -> bool:
     socket = sys.modules.get("socket")
     if isinstance(error, ConnectionError) or (socket is not None and isinstance(error, socket.gaierror)):
         return True
-    # A socket's connect() in WebAssembly never completes: EINPROGRESS.
-    if isinstance(error, BlockingIOError) and error.errno == errno.EINPROGRESS:
+    if error.errno in _NETWORK_ERRNOS:
+        return True
+    # A socket's own time limit (`settimeout`): «timed out», without an errno.
+    if isinstance(error, TimeoutError) and socket is not None and error.errno is None and str(error) == "timed out":
         return True
     for frame in traceback.extract_tb(error.__traceback__):
         path = frame.filename.replace("\\", "/")

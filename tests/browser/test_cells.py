@@ -85,11 +85,11 @@ def test_the_buttons_symbols_are_for_the_eye_only(live_deck):
                  .map((node) => node.textContent).join('').trim(),
         symbol: (button.querySelector('[aria-hidden=true]') || {}).textContent}))""")
     assert {(button["symbol"], button["label"]) for button in buttons} == {
-        ("▶", "Ejecutar"), ("■", "Detener"), ("↺", "Original")}
+        ("▶", "Ejecutar"), ("■", "Detener"), ("↺", "Original"), ("⤓", ".py")}
     live_deck.cell("otra").show()
     page.wait_for_function("() => document.querySelector('.reveal .aria-status').textContent.includes('Ejecutar')")
     announced = page.evaluate("() => document.querySelector('.reveal .aria-status').textContent")
-    assert not set("▶■↺") & set(announced), announced
+    assert not set("▶■↺⤓") & set(announced), announced
 
 
 def test_the_script_surface_is_small_and_plain(live_deck):
@@ -101,7 +101,7 @@ def test_the_script_surface_is_small_and_plain(live_deck):
                 missing: plugin.cell('no-existe'), global: typeof window.dpdeck};
     }""")
     assert surface == {"cell": ["id", "reset", "run", "setSource", "source", "stop"],
-                       "python": ["state", "stats", "timings"], "missing": None, "global": "undefined"}
+                       "python": ["inheritsPolicy", "state", "stats", "timings"], "missing": None, "global": "undefined"}
 
 
 def test_a_figure_runs_live_with_the_prerendered_markup(live_deck):
@@ -533,13 +533,15 @@ def test_requests_to_other_servers_are_blocked(live_deck):
     )
     status, text = run_bad_input(deck, source)
     assert status == "error"
-    assert "Bloqueado: http://192.0.2.7/datos.csv no pertenece a este servidor" in text
-    # Python's own sockets (urllib) cannot connect in the browser: the same explanation.
+    # Refused on its own line, before any request exists (tests/browser/test_network.py tries every channel).
+    assert "Bloqueado: http://192.0.2.7/asincrono.csv es de otro servidor" in text
+    assert "no se envió nada" in text
+    # Python's own sockets (urllib) cannot connect in the browser, and say that nothing left it.
     source = "import urllib.request\nurllib.request.urlopen('http://192.0.2.7/')"
     status, text = run_bad_input(deck, source)
     assert status == "error"
-    assert text.startswith("Sin conexión en la línea 2. Bloqueado:"), text
-    assert "sin conexión" in text and "Errno" in text.splitlines()[-1]
+    assert text.startswith("Sin conexión en la línea 2: una celda no puede conectarse"), text
+    assert "no salió nada del navegador" in text and "Errno" in text.splitlines()[-1]
     assert not [url for url in deck.requests if "192.0.2.7" in url]
     assert_deck_usable(deck, edited_cell="pruebas", edited_source=source)
 

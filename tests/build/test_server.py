@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import socket
 import threading
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from deckbuild import server as server_module
+from deckbuild.policy import compose_policy, find_inline_scripts, hash_script
 from deckbuild.server import DeckRequestHandler, make_server
 
 
@@ -167,19 +169,30 @@ def test_symlinks_inside_the_folder_and_folders_with_an_index_are_served(raw_ser
     assert send_raw(port, b"GET /con-indice/ HTTP/1.1" + CLOSE).endswith(b"dentro")
 
 
-def test_every_answer_carries_nosniff_and_pages_and_scripts_the_pages_policy(served):
+def test_every_answer_carries_nosniff_and_pages_and_scripts_the_decks_policy(served):
     base = served(True)
-    policy = "default-src 'self'; script-src 'self'"
-    (Path(served.root) / "index.html").write_text(f'<meta http-equiv="Content-Security-Policy" content="{policy}">')
+    script = "document.documentElement.dataset.primero = '1';"
+    (Path(served.root) / "index.html").write_text(f"<script>{script}</script><p>hola</p>")
     (Path(served.root) / "worker.js").write_text("self.onmessage = () => {};")
+    policy = compose_policy(inline_scripts=[script])
+    assert hash_script(script) in policy and "'unsafe-inline'" not in policy.split("script-src")[1].split(";")[0]
     for path, governed in (("", True), ("worker.js", True), ("no-existe", True), ("a.wasm", False)):
         _, headers, _ = fetch(base + path)
         assert headers["X-Content-Type-Options"] == "nosniff"
         assert headers["Content-Security-Policy"] == (policy if governed else None), path
+    # A rebuilt page (another inline script) is seen at once.
+    (Path(served.root) / "index.html").write_text("<script>1</script>")
+    os.utime(Path(served.root) / "index.html", (1, 1))
+    _, headers, _ = fetch(base)
+    assert headers["Content-Security-Policy"] == compose_policy(inline_scripts=["1"])
+    # No page at all: scripts still get the deck's policy.
+    (Path(served.root) / "index.html").unlink()
+    _, headers, _ = fetch(base + "worker.js")
+    assert headers["Content-Security-Policy"] == compose_policy()
 
 
 def test_the_policy_is_the_built_pages(dist_dir):
-    """The deck's own page: the header says what its <meta> says."""
+    """The deck's own page: the header says what its <meta> says, and both are the deck's policy."""
     server = make_server(dist_dir, 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -189,6 +202,7 @@ def test_the_policy_is_the_built_pages(dist_dir):
         server.server_close()
     meta = re.search(rb'http-equiv="Content-Security-Policy" content="([^"]+)"', body).group(1).decode()
     assert headers["Content-Security-Policy"] == html.unescape(meta)
+    assert html.unescape(meta) == compose_policy(inline_scripts=find_inline_scripts(body.decode()))
 
 
 def test_an_idle_connection_is_closed(tmp_path, monkeypatch):

@@ -222,6 +222,16 @@ def test_exception_inside_a_library_names_where_it_happened():
     assert "decoder.py" in error["traceback"]
 
 
+def test_javascript_frames_are_not_named_as_where_it_happened():
+    """Pyodide adds a JsException's JavaScript frames to the traceback; they mean nothing to a student."""
+    for js_file in ("http://127.0.0.1:8000/js/worker.js", "<anonymous>", "pyodide.asm.js"):
+        source = (f"fake = compile('raise TypeError(\\'Bloqueado\\')', {js_file!r}, 'exec')\n"
+                  "exec(fake)")
+        (error,) = outputs_of(run(source), "error")
+        assert error["traceback"].splitlines()[-1] == "TypeError: Bloqueado", error["traceback"]
+        assert "el error se produjo dentro de" not in error["traceback"], js_file
+
+
 def test_outputs_before_an_error_are_kept():
     result = run("print('antes')\nimport matplotlib.pyplot as plt\nplt.plot([1])\n1/0")
     assert [o["type"] for o in result["outputs"]] == ["stream", "figure", "error"]
@@ -505,20 +515,37 @@ def test_many_figures_give_only_the_spanish_notice():
     assert matplotlib.rcParams["figure.max_open_warning"] == 20  # only the cell ignored it
 
 
-@pytest.mark.parametrize(
-    "source",
-    [
-        "import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/datos.csv', timeout=5)",
-        "import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=5)",
-        # What a socket answers in WebAssembly, where connect() never completes.
-        "import errno\nraise BlockingIOError(errno.EINPROGRESS, 'Operation in progress')",
-    ],
-)
-def test_network_attempts_say_the_deck_is_offline(source):
-    result = run(source)
-    (error,) = outputs_of(result, "error")
-    assert error["traceback"].startswith("Sin conexión en la línea 2. Bloqueado:")
-    assert "sin conexión" in error["evalue"] and "propia carpeta" in error["evalue"]
+NETWORK_ATTEMPTS = [
+    "import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/datos.csv', timeout=5)",
+    "import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=5)",
+    "import socket; sock = socket.socket()\nsock.connect(('127.0.0.1', 9))",
+    # What a socket answers in the browser, where the worker refuses the
+    # WebSocket that Emscripten's sockets open (or one that never completes).
+    "import errno\nraise OSError(errno.EHOSTUNREACH, 'Host is unreachable')",
+    "import errno\nraise BlockingIOError(errno.EINPROGRESS, 'Operation in progress')",
+]
+
+
+@pytest.mark.parametrize("source", NETWORK_ATTEMPTS)
+def test_native_network_attempts_say_the_connection_was_tried(source):
+    (error,) = outputs_of(run(source), "error")
+    assert error["traceback"].startswith("Sin conexión en la línea 2: la celda intentó conectarse"), error
+    assert "Bloqueado" not in error["traceback"]
+    assert "sin conexión" in error["evalue"] and "dpdeck" in error["evalue"]
+
+
+@pytest.mark.parametrize("error", ["OSError(errno.EHOSTUNREACH, 'Host is unreachable')",
+                                   "BlockingIOError(errno.EINPROGRESS, 'Operation in progress')"])
+def test_in_the_browser_network_attempts_say_nothing_left(error):
+    # The cell itself plays the browser, so that only its own error is formatted as there.
+    platform = sys.platform
+    try:
+        result = run(f"import errno, sys; sys.platform = 'emscripten'\nraise {error}")
+    finally:
+        sys.platform = platform
+    (output,) = outputs_of(result, "error")
+    assert output["traceback"].startswith("Sin conexión en la línea 2: una celda no puede conectarse"), output
+    assert "no salió nada del navegador" in output["evalue"]
 
 
 def test_other_os_errors_are_not_called_network_errors():
@@ -557,6 +584,50 @@ def test_a_huge_error_message_is_capped():
     assert len(error["traceback"]) < 7_000
     assert error["traceback"].startswith("Error en la línea 1")
     assert "se omitieron" in error["traceback"]
+
+
+# ------------------------------------------------- what one cell leaves behind
+
+
+def test_a_change_made_between_cells_is_undone_before_the_next():
+    """A callback that a cell left behind (a promise, a timer) and that ran after it ended."""
+    import numpy as np
+
+    run("pass")
+    original = np.pi
+    np.pi = 3.0  # as a leftover callback would, between two cells
+    try:
+        assert run("import numpy as np\nnp.pi")["outputs"] == [{"type": "value", "text": repr(original)}]
+        assert np.pi == original
+    finally:
+        np.pi = original
+
+
+def test_asyncio_tasks_left_pending_are_cancelled_when_the_cell_ends():
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    try:
+        async def drive():
+            # A running loop, as Pyodide's is between cells.
+            result = run(
+                """
+                import asyncio
+                async def later():
+                    await asyncio.sleep(0.01)
+                    print("demasiado tarde")
+                task = asyncio.ensure_future(later())
+                """
+            )
+            pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+            await asyncio.sleep(0.05)
+            return result, pending
+
+        result, pending = loop.run_until_complete(drive())
+    finally:
+        loop.close()
+    assert result["status"] == "done"
+    assert len(pending) == 1 and pending[0].cancelled()
 
 
 # ------------------------------------------------------------ matplotlib's import
