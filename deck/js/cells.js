@@ -28,12 +28,22 @@ const UNSAVED_TITLE =
   "Este navegador no pudo guardar tu edición (su almacenamiento está lleno o desactivado): " +
   "si cierras o recargas la página, se perderá. Descárgala como .py para conservarla.";
 
-function button(action, text, title, onPress) {
+// The symbol before the word is for the eye only: hidden from screen readers,
+// and so from reveal.js's live region, which copies the slide's text. Copied
+// there, it asked for the symbols' fallback face (DejaVu Sans, 254 kB) whenever
+// the buttons happened to exist before the slide was announced.
+function button(action, icon, text, title, onPress) {
   const element = document.createElement("button");
   element.type = "button";
   element.className = `cell-button cell-${action}`;
   element.dataset.action = action;
-  element.textContent = text;
+  if (icon) {
+    const symbol = document.createElement("span");
+    symbol.setAttribute("aria-hidden", "true");
+    symbol.textContent = icon;
+    element.append(symbol);
+  }
+  if (text) element.append(icon ? ` ${text}` : text);
   element.title = title;
   element.addEventListener("click", (event) => {
     // Clicked with a pointer (a keyboard press has no click count): the keys
@@ -116,16 +126,16 @@ export class Cell {
   buildToolbar(readOnly) {
     const toolbar = document.createElement("div");
     toolbar.className = "cell-toolbar";
-    this.runButton = button("run", "▶ Ejecutar", "Ejecutar la celda (Mayús+Intro o Ctrl+Intro)", () => this.run());
-    this.stopButton = button("stop", "■ Detener", "Detener la ejecución", () => this.stop());
-    this.resetButton = button("reset", "↺ Original", "Volver al código original (se puede deshacer con Ctrl+Z)", () =>
+    this.runButton = button("run", "▶", "Ejecutar", "Ejecutar la celda (Mayús+Intro o Ctrl+Intro)", () => this.run());
+    this.stopButton = button("stop", "■", "Detener", "Detener la ejecución", () => this.stop());
+    this.resetButton = button("reset", "↺", "Original", "Volver al código original (se puede deshacer con Ctrl+Z)", () =>
       this.reset(),
     );
-    this.downloadButton = button("download", "⤓ .py", "Descargar el código de esta celda como archivo .py", () =>
+    this.downloadButton = button("download", "⤓", ".py", "Descargar el código de esta celda como archivo .py", () =>
       this.download(),
     );
     this.downloadButton.hidden = true;
-    this.zoomButton = button("zoom", "", "Ampliar la celda (Z)", () =>
+    this.zoomButton = button("zoom", "", "", "Ampliar la celda (Z)", () =>
       this.element.dispatchEvent(new CustomEvent(ZOOM_REQUEST, { bubbles: true })),
     );
     this.zoomButton.append(zoomIcon());
