@@ -81,11 +81,12 @@ def test_the_buttons_symbols_are_for_the_eye_only(live_deck):
     # there asked for the symbols' fallback font on some visits and not others.
     page = live_deck.page
     buttons = page.evaluate("""() => [...document.querySelectorAll('.cell [data-action]')].map((button) => ({
-        label: [...button.childNodes].filter((node) => !(node.getAttribute && node.getAttribute('aria-hidden') === 'true'))
+        label: button.getAttribute('aria-label') || [...button.childNodes].filter((node) => !(node.getAttribute && node.getAttribute('aria-hidden') === 'true'))
                  .map((node) => node.textContent).join('').trim(),
         symbol: (button.querySelector('[aria-hidden=true]') || {}).textContent}))""")
     assert {(button["symbol"], button["label"]) for button in buttons} == {
-        ("▶", "Ejecutar"), ("■", "Detener"), ("↺", "Original"), ("⤓", ".py")}
+        ("▶", "Ejecutar"), ("■", "Detener"), ("↺", "Original"), ("⤓", ".py"),
+        ("", "Ampliar la celda")}  # the zoom button: a drawn icon, hidden, and its name in aria-label
     live_deck.cell("otra").show()
     page.wait_for_function("() => document.querySelector('.reveal .aria-status').textContent.includes('Ejecutar')")
     announced = page.evaluate("() => document.querySelector('.reveal .aria-status').textContent")
