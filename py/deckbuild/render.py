@@ -4,7 +4,8 @@ Stage: (`Deck`, typeset math, `Prerendered`, the page's inline parts) → the
 HTML of index.html, from deck/template.html. A cell is found by the line of its
 fence in its slide, so nothing is stored on the parser's tokens. The page's CSS
 and its first script are inlined (read_page_parts), so nothing but the HTML
-stands before the first paint.
+stands before the first paint; the page's Content-Security-Policy allows that
+script by the hash of exactly the text inlined (deckbuild.policy).
 """
 
 from __future__ import annotations

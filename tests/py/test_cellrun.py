@@ -630,27 +630,30 @@ def test_a_change_made_between_cells_is_undone_before_the_next():
 
 def test_asyncio_tasks_left_pending_are_cancelled_when_the_cell_ends():
     import asyncio
+    import threading
 
-    loop = asyncio.new_event_loop()
-    try:
-        async def drive():
-            # A running loop, as Pyodide's is between cells.
-            result = run(
-                """
-                import asyncio
-                async def later():
-                    await asyncio.sleep(0.01)
-                    print("demasiado tarde")
-                task = asyncio.ensure_future(later())
-                """
-            )
-            pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-            await asyncio.sleep(0.05)
-            return result, pending
+    async def drive():
+        # A running loop, as Pyodide's is between cells.
+        result = run(
+            """
+            import asyncio
+            async def later():
+                await asyncio.sleep(0.01)
+                print("demasiado tarde")
+            task = asyncio.ensure_future(later())
+            """
+        )
+        pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        await asyncio.sleep(0.05)
+        return result, pending
 
-        result, pending = loop.run_until_complete(drive())
-    finally:
-        loop.close()
+    # In a thread of its own: in the whole suite this thread already has a
+    # running loop (Playwright's), and asyncio allows one per thread.
+    outcome = {}
+    thread = threading.Thread(target=lambda: outcome.setdefault("value", asyncio.run(drive())))
+    thread.start()
+    thread.join()
+    result, pending = outcome["value"]
     assert result["status"] == "done"
     assert len(pending) == 1 and pending[0].cancelled()
 
