@@ -2,6 +2,8 @@
 // buttons, a status, saved edits and live outputs (the output area itself
 // belongs to its LiveOutput).
 
+import { announce } from "./announcer.js";
+import { ZOOM_REQUEST } from "./cellzoom.js";
 import { downloadPython } from "./downloads.js";
 import { createEditor, replaceSource } from "./editor.js";
 import { LiveOutput } from "./outputs.js";
@@ -27,25 +29,69 @@ const UNSAVED_TITLE =
   "Este navegador no pudo guardar tu edición (su almacenamiento está lleno o desactivado): " +
   "si cierras o recargas la página, se perderá. Descárgala como .py para conservarla.";
 
-function button(action, text, title) {
+// The symbol before the word is for the eye only: hidden from screen readers,
+// and so from reveal.js's live region, which copies the slide's text. Copied
+// there, it asked for the symbols' fallback face (DejaVu Sans, 254 kB) whenever
+// the buttons happened to exist before the slide was announced.
+function button(action, icon, text, title, onPress) {
   const element = document.createElement("button");
   element.type = "button";
   element.className = `cell-button cell-${action}`;
   element.dataset.action = action;
-  element.textContent = text;
+  if (icon) {
+    const symbol = document.createElement("span");
+    symbol.setAttribute("aria-hidden", "true");
+    symbol.textContent = icon;
+    element.append(symbol);
+  }
+  if (text) element.append(icon ? ` ${text}` : text);
   element.title = title;
+  element.addEventListener("click", (event) => {
+    // Clicked with a pointer (a keyboard press has no click count): the keys
+    // go back to the slides, so Space and → move on as everywhere in reveal.
+    if (event.detail > 0) element.blur();
+    onPress();
+  });
   return element;
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+/**
+ * The zoom button's icon, four corners of a square, drawn rather than typed:
+ * no font the deck ships has a glyph for it (⛶ would be an empty box).
+ */
+function zoomIcon() {
+  const icon = document.createElementNS(SVG, "svg");
+  icon.setAttribute("viewBox", "0 0 16 16");
+  icon.setAttribute("aria-hidden", "true");
+  icon.setAttribute("focusable", "false");
+  icon.classList.add("cell-zoom-icon");
+  const corners = document.createElementNS(SVG, "path");
+  corners.setAttribute("d", "M1.5 5.5v-4h4M10.5 1.5h4v4M14.5 10.5v4h-4M5.5 14.5h-4v-4");
+  corners.setAttribute("fill", "none");
+  corners.setAttribute("stroke", "currentColor");
+  corners.setAttribute("stroke-width", "1.8");
+  icon.append(corners);
+  return icon;
 }
 
 export class Cell {
   /** settings: the deck's settings (config.js: saveDelayMs, streamAfterMs, recomputingMarkAfterMs). */
-  /** savedOutputs: where the last live output of an edited cell is kept (savedoutputs.js), or null. */
-  constructor(element, { runtime, store, savedOutputs = null, readOnly, unavailableMessage, settings }) {
+  /**
+   * savedOutputs: where the last live output of an edited cell is kept
+   * (savedoutputs.js), or null; unavailableMessage: why Python cannot run here
+   * (a file page), shown when ▶ is pressed; unavailableNote: the same in a few
+   * words, beside ▶.
+   */
+  constructor(element, { runtime, store, savedOutputs = null, readOnly, unavailableMessage, unavailableNote = "",
+    settings }) {
     this.element = element;
     this.id = element.dataset.cellId;
     this.runtime = runtime;
     this.store = store;
     this.unavailableMessage = unavailableMessage;
+    this.unavailableNote = unavailableNote;
     this.saveDelayMs = settings.saveDelayMs;
     const code = element.querySelector(".cell-source code") || element.querySelector(".cell-source");
     this.original = code ? code.textContent : "";
@@ -60,6 +106,7 @@ export class Cell {
     this.buildToolbar(readOnly);
     this.editorHost = document.createElement("div");
     this.editorHost.className = "cell-editor";
+    if (!readOnly) this.makeEditingExplicit();
     const sourceElement = element.querySelector(".cell-source");
     if (sourceElement) {
       sourceElement.before(this.editorHost);
@@ -73,6 +120,7 @@ export class Cell {
       label: `Código de la celda ${this.id}`,
       onRun: () => this.run(),
       onChange: (text) => this.onEdit(text),
+      onLeave: () => (this.toolbar.hidden ? this.editorHost : this.runButton).focus(),
     });
     // An edited cell comes back with the output of its last run in this browser.
     const savedRun = source !== this.original && this.savedOutputs ? this.savedOutputs.load(this.id) : null;
@@ -89,35 +137,67 @@ export class Cell {
   buildToolbar(readOnly) {
     const toolbar = document.createElement("div");
     toolbar.className = "cell-toolbar";
-    this.runButton = button("run", "▶ Ejecutar", "Ejecutar la celda (Mayús+Intro o Ctrl+Intro)");
-    this.stopButton = button("stop", "■ Detener", "Detener la ejecución");
-    this.resetButton = button("reset", "↺ Original", "Volver al código original (se puede deshacer con Ctrl+Z)");
-    this.downloadButton = button("download", "⤓ .py", "Descargar el código de esta celda como archivo .py");
+    this.runButton = button("run", "▶", "Ejecutar", "Ejecutar la celda (Mayús+Intro o Ctrl+Intro)", () => this.run());
+    this.stopButton = button("stop", "■", "Detener", "Detener la ejecución", () => this.stop());
+    this.resetButton = button("reset", "↺", "Original", "Volver al código original (se puede deshacer con Ctrl+Z)", () =>
+      this.reset(),
+    );
+    this.downloadButton = button("download", "⤓", ".py", "Descargar el código de esta celda como archivo .py", () =>
+      this.download(),
+    );
     this.downloadButton.hidden = true;
+    this.zoomButton = button("zoom", "", "", "Ampliar la celda (Z)", () =>
+      this.element.dispatchEvent(new CustomEvent(ZOOM_REQUEST, { bubbles: true })),
+    );
+    this.zoomButton.append(zoomIcon());
+    this.zoomButton.setAttribute("aria-label", "Ampliar la celda");
+    // Shown, not spoken: the page's one live region says how each run ended (announcer.js).
     this.statusElement = document.createElement("span");
     this.statusElement.className = "cell-status";
-    this.statusElement.setAttribute("role", "status");
     this.editedElement = document.createElement("span");
     this.editedElement.className = "cell-edited";
     this.editedElement.textContent = "editada";
     this.editedElement.title = EDITED_TITLE;
-    this.runButton.addEventListener("click", () => this.run());
-    this.stopButton.addEventListener("click", () => this.stop());
-    this.resetButton.addEventListener("click", () => this.reset());
-    this.downloadButton.addEventListener("click", () => this.download());
     toolbar.append(this.runButton, this.stopButton, this.resetButton, this.editedElement, this.downloadButton,
-      this.statusElement);
+      this.statusElement, this.zoomButton);
     if (readOnly) toolbar.hidden = true;
+    if (this.unavailableNote) {
+      // ▶ looks disabled and says why in one line; pressed anyway, it explains
+      // how to get Python (so it stays a working button, described by the note).
+      this.runButton.dataset.unavailable = "";
+      this.runButton.title = this.unavailableNote;
+      this.statusElement.classList.add("cell-unavailable");
+      this.statusElement.id = `celda-${this.id}-sin-python`;
+      this.runButton.setAttribute("aria-describedby", this.statusElement.id);
+    }
     this.element.prepend(toolbar);
     this.toolbar = toolbar;
     this.setStatus(this.element.dataset.status || CELL_STATUS.IDLE);
+  }
+
+  /**
+   * The code is a focus stop of its own (a group named after the cell): Tab
+   * stops there and moves on, and only Enter starts editing. The editable area
+   * itself is out of the Tab order (editor.js).
+   */
+  makeEditingExplicit() {
+    const host = this.editorHost;
+    host.tabIndex = 0;
+    host.setAttribute("role", "group");
+    host.setAttribute("aria-label", `Código de la celda ${this.id}: Intro para editarlo, Esc para salir`);
+    host.addEventListener("keydown", (event) => {
+      if (event.target !== host || event.key !== "Enter" || event.shiftKey || event.ctrlKey || event.metaKey) return;
+      event.preventDefault();
+      event.stopPropagation();
+      this.view.focus();
+    });
   }
 
   // Keys typed in the editor (and Space/Enter on a toolbar button) belong to
   // the cell: they must never reach reveal.js, which listens on the document.
   isolateKeys() {
     const stop = (event) => {
-      const inEditor = this.editorHost.contains(event.target);
+      const inEditor = this.view.contentDOM.contains(event.target);
       const onButton = this.toolbar.contains(event.target) && BUTTON_KEYS.has(event.key);
       if (inEditor || onButton) event.stopPropagation();
     };
@@ -201,7 +281,8 @@ export class Cell {
 
   setStatus(status) {
     this.element.dataset.status = status;
-    this.statusElement.textContent = STATUS_TEXT[status] ?? "";
+    this.statusElement.textContent =
+      status === CELL_STATUS.IDLE && this.unavailableNote ? this.unavailableNote : STATUS_TEXT[status] ?? "";
     const busy = status === CELL_STATUS.RUNNING || status === CELL_STATUS.QUEUED;
     this.stopButton.disabled = !busy;
   }
@@ -238,9 +319,11 @@ export class Cell {
       this.setStatus(this.output.shownStatus());
       return result;
     }
-    this.output.finish(result);
+    await this.output.finish(result);
     this.saveOutput(source, result);
-    this.setStatus(FINISHED.has(result.status) ? result.status : CELL_STATUS.ERROR);
+    const status = FINISHED.has(result.status) ? result.status : CELL_STATUS.ERROR;
+    this.setStatus(status);
+    announce(`Celda ${this.id}: ${STATUS_TEXT[status].toLowerCase()}. ${this.output.describe()}`.trim());
     // How many runs this cell has finished: lets a script wait for the next one.
     this.element.dataset.runs = String(Number(this.element.dataset.runs || 0) + 1);
     return result;
@@ -266,6 +349,15 @@ export class Cell {
   refresh() {
     this.view.requestMeasure();
     this.fitToSlide();
+  }
+
+  /** The room the cell has changed (slide shape, code size, zoom): measure and fit again. */
+  refit() {
+    this.fitted = false;
+    this.element.style.maxHeight = "";
+    this.view.requestMeasure();
+    const slide = this.element.closest("section");
+    if (slide && slide.classList.contains("present")) this.fitToSlide();
   }
 
   /**

@@ -31,7 +31,10 @@ export default {
 
   // O / Esc shows every slide at once.
   overview: true,
-  keyboard: true,
+  // Help also on H (and reveal's own F1): «?» is Shift+' on a Spanish keyboard.
+  // ← still goes back. The deck's own keys (code size, zoom, menu…) are added by
+  // their plugins with reveal.addKeyBinding, so the help lists them.
+  keyboard: { 72: "toggleHelp" },
   touch: true,
 
   // A quick fade: a cut is easier to follow on a projector than a slide-in.
@@ -65,8 +68,10 @@ export default {
     // once when the page is left).
     saveDelayMs: 250,
 
-    // A run keeps the previous output on screen until its own text has been
-    // coming for this long (or it ends): a quick rerun never blanks a cell.
+    // A run keeps the previous output, figures included, where it is until its
+    // own output is complete; what it prints shows, once it has lasted this
+    // long, in a live tail laid over the bottom of that output (the slide never
+    // moves, and a quick rerun shows nothing in between).
     streamAfterMs: 1000,
 
     // ...and marks that previous output as being recomputed only after this
@@ -94,6 +99,24 @@ export default {
     // (localStorage holds about 5 million per site, and the edits come first):
     // the oldest go first.
     savedOutputsChars: 2_500_000,
+
+    // How the slides fill the window (layout.js).
+    layout: {
+      // A window taller than 16:9 (a 4:3 projector) gets a slide this tall at
+      // most (1280×960 is 4:3); the theme gives the extra room to the cells.
+      maxSlideHeight: 960,
+      // A window whose short side is below this (a phone, either way up)...
+      reflowBelowShortSide: 500,
+      // ...or an upright window narrower than this (a tablet held upright)
+      // shows each slide as a scrolling page at the window's own width.
+      reflowUprightBelowWidth: 1000,
+    },
+
+    // Code and output size in the cells (codesize.js): factors on the theme's
+    // size, one step per + or − key; 1 is the default.
+    codeSize: {
+      steps: [0.7, 0.8, 0.9, 1, 1.15, 1.3, 1.5, 1.75, 2],
+    },
 
     // How long the message that an edit could not be saved (full browser
     // storage) stays, with its «Descargar .py» button.

@@ -13,8 +13,10 @@ import { EditStore } from "./storage.js";
 import { SavedOutputs } from "./savedoutputs.js";
 import { REQUEST } from "./protocol.js";
 import { PYTHON_STATE, PythonRuntime, RUNTIME_EVENT } from "./python.js";
-import { FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
+import { FILE_PAGE_CELL_NOTE, FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
 import { WORKER_URL } from "./earlyworker.js";
+import { LAYOUT_CHANGED } from "./layout.js";
+import { PYTHON_CHOICE_CHANGED, downloadMegabytes, downloadsOnOpen, setDownloadsOnOpen } from "./pythonchoice.js";
 import { autorunEnabled, deckBaseUrl, deckPath, isFilePage, isPrintPdf, isReceiver, pythonAllowed } from "./page.js";
 
 const RECEIVER_MESSAGE = "Esta vista solo refleja las diapositivas; ejecuta las celdas en la ventana principal.";
@@ -22,6 +24,12 @@ const OUTPUT_NOT_SAVED_MESSAGE = "Este navegador no tiene sitio para guardar las
 const FIGURES_NOT_SAVED_MESSAGE = "Las figuras de tus ejecuciones no caben en este navegador: se guardó solo el texto.";
 // The queue key of the lab's runs (the challenge's «Comprobar» and «Exportar»).
 const LAB_KEY = "laboratorio";
+const NOT_DOWNLOADED_SUMMARY = "Python sin descargar: se descarga al ejecutar una celda";
+const NOT_DOWNLOADED_DETAIL =
+  "Los resultados que ves están pre-calculados. Python (Pyodide con numpy y matplotlib) se " +
+  "descarga la primera vez que ejecutes una celda, o ahora con «Descargar». El índice (M) " +
+  "recuerda si este dispositivo lo descarga al abrir las diapositivas.";
+const D_KEY = 68;
 
 function whenIdle(callback) {
   if ("requestIdleCallback" in window) window.requestIdleCallback(callback, { timeout: 200 });
@@ -59,14 +67,18 @@ class LiveDeck {
         onRetry: () => this.runtime && this.runtime.restart(),
         onRestart: () => this.runtime && this.runtime.restart(),
         onRestoreAll: () => this.restoreAll(),
+        onDownload: () => this.runtime && this.runtime.start(),
+        onDecline: () => this.declinePython(),
       });
       this.status.show(PYTHON_STATE.OFF, isFilePage ? { summary: FILE_PAGE_SUMMARY, detail: FILE_PAGE_MESSAGE } : {});
       this.status.setRestoreEnabled(false);
     }
     if (this.runtime) {
       this.watchRuntime();
-      // Python has been booting since the page's first script started its worker.
-      this.runtime.start();
+      // Python has been booting since the page's first script started its worker
+      // (firstpaint.js), unless this device waits for a run to download it
+      // (pythonchoice.js: a phone, a metered connection, or the person's choice).
+      if (downloadsOnOpen()) this.runtime.start();
     }
     document.addEventListener("cell-edited", () => this.updateRestoreButton());
     // Said once a visit: a full browser must not nag after every run.
@@ -77,6 +89,8 @@ class LiveDeck {
       warned.add(message);
       this.toast.show(message, { actionText: "Entendido", actionName: "dismiss", durationMs: this.settings.noticeMs });
     });
+    // The slide's shape, the code size or a zoomed cell changed the room cells have.
+    document.addEventListener(LAYOUT_CHANGED, () => this.cells.forEach((cell) => cell.refit()));
     document.addEventListener("cell-unsaved", (event) => this.tellUnsaved(event.detail.cellId));
     // Edits are saved a moment after typing stops; leaving the page saves them at once.
     const saveAll = () => this.cells.forEach((cell) => cell.flushSave());
@@ -89,8 +103,14 @@ class LiveDeck {
     runtime.addEventListener(RUNTIME_EVENT.STATE, (event) => {
       const { state, failure } = event.detail;
       this.root.dataset.python = state;
-      if (this.status) this.status.show(state, { progress: runtime.progress, failure });
+      if (state === PYTHON_STATE.OFF) this.offerPython();
+      else if (this.status) this.status.show(state, { progress: runtime.progress, failure });
       if (state === PYTHON_STATE.READY) this.autorun();
+    });
+    // The menu's «download Python on opening»: turned on, it downloads now; off, a download under way stops.
+    document.addEventListener(PYTHON_CHOICE_CHANGED, (event) => {
+      if (event.detail.downloadsOnOpen && runtime.state === PYTHON_STATE.OFF) runtime.start();
+      else if (!event.detail.downloadsOnOpen) this.stopDownload();
     });
     runtime.addEventListener(RUNTIME_EVENT.PROGRESS, (event) => {
       if (this.status && runtime.state === PYTHON_STATE.LOADING) {
@@ -115,6 +135,41 @@ class LiveDeck {
     first.forEach((element) => this.enhance(element));
     this.enhanceLater(rest);
     reveal.on("slidechanged", (event) => this.cellsIn(event.currentSlide).forEach((cell) => cell.refresh()));
+    // Not downloading: nothing of Python is fetched until a cell runs or the chip's «Descargar».
+    if (this.runtime && this.runtime.state === PYTHON_STATE.OFF) this.offerPython();
+  }
+
+  /** The chip while Python is off on a page that can run it: it says so and offers the download. */
+  offerPython() {
+    if (!this.status) return;
+    this.status.show(PYTHON_STATE.OFF, { summary: NOT_DOWNLOADED_SUMMARY, detail: NOT_DOWNLOADED_DETAIL, offer: true });
+    if (this.megabytes === undefined) {
+      this.megabytes = null;
+      downloadMegabytes(deckBaseUrl).then((megabytes) => {
+        this.megabytes = megabytes;
+        if (this.status) this.status.setDownloadSize(megabytes);
+      });
+    }
+  }
+
+  /** «No descargar»: this device remembers not to download Python on opening (and the download stops). */
+  declinePython() {
+    setDownloadsOnOpen(false);
+  }
+
+  stopDownload() {
+    if (!this.runtime || this.runtime.state !== PYTHON_STATE.LOADING) return;
+    // Runs waiting for this boot go back to what they showed; running one again asks for Python.
+    this.cells.forEach((cell) => this.runtime.cancel(cell.id));
+    this.runtime.terminate("");
+  }
+
+  /** D: stops the cells of the current slide that run or wait (or, if none, whichever runs). */
+  stopCurrent() {
+    if (!this.runtime) return;
+    const busy = (cell) => this.runtime.isRunning(cell.id) || this.runtime.isQueued(cell.id);
+    const here = this.cellsIn(this.reveal && this.reveal.getCurrentSlide()).filter(busy);
+    (here.length ? here : Array.from(this.cells.values()).filter(busy)).forEach((cell) => cell.stop());
   }
 
   enhance(element) {
@@ -126,6 +181,7 @@ class LiveDeck {
         savedOutputs: this.savedOutputs,
         readOnly: isPrintPdf || isReceiver,
         unavailableMessage: this.unavailableMessage,
+        unavailableNote: isFilePage ? FILE_PAGE_CELL_NOTE : "",
         settings: this.settings,
       });
       this.cells.set(cell.id, cell);
@@ -263,6 +319,9 @@ export function LiveCells() {
     init(reveal) {
       deck = new LiveDeck({ ...defaults.dpdeck, ...reveal.getConfig().dpdeck });
       reveal.on("ready", () => deck.start(reveal));
+      reveal.addKeyBinding({ keyCode: D_KEY, key: "D", description: "Detener las celdas de esta diapositiva" }, () =>
+        deck.stopCurrent(),
+      );
     },
     /** The cell with this id, once it has its editor; null otherwise. */
     cell(id) {

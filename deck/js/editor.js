@@ -11,16 +11,48 @@ import {
   lineNumbers,
 } from "@codemirror/view";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
-import { bracketMatching, defaultHighlightStyle, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
+import { HighlightStyle, bracketMatching, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
 import { python } from "@codemirror/lang-python";
+import { tags } from "@lezer/highlight";
+
+// CodeMirror's default colours, three darkened (f-strings, type names, invalid
+// code) so that every one reads at WCAG AA, 4,5:1 or more, on the cell's
+// background (#f1f3f6).
+const HIGHLIGHT = HighlightStyle.define([
+  { tag: tags.meta, color: "#404740" },
+  { tag: tags.link, textDecoration: "underline" },
+  { tag: tags.heading, textDecoration: "underline", fontWeight: "bold" },
+  { tag: tags.emphasis, fontStyle: "italic" },
+  { tag: tags.strong, fontWeight: "bold" },
+  { tag: tags.strikethrough, textDecoration: "line-through" },
+  { tag: tags.keyword, color: "#708" },
+  { tag: [tags.atom, tags.bool, tags.url, tags.contentSeparator, tags.labelName], color: "#219" },
+  { tag: [tags.literal, tags.inserted], color: "#164" },
+  { tag: [tags.string, tags.deleted], color: "#a11" },
+  { tag: [tags.regexp, tags.escape, tags.special(tags.string)], color: "#a5380a" },
+  { tag: tags.definition(tags.variableName), color: "#00f" },
+  { tag: tags.local(tags.variableName), color: "#30a" },
+  { tag: [tags.typeName, tags.namespace], color: "#00704a" },
+  { tag: tags.className, color: "#167" },
+  { tag: [tags.special(tags.variableName), tags.macroName], color: "#256" },
+  { tag: tags.definition(tags.propertyName), color: "#00c" },
+  { tag: tags.comment, color: "#940" },
+  { tag: tags.invalid, color: "#c00" },
+]);
 
 /**
  * Creates an editor inside `parent`.
  * onRun(): Shift+Enter / Ctrl+Enter (Cmd+Enter on a Mac).
  * onChange(source): after every edit.
- * Escape leaves the editor (so Tab and the slide keys work again).
+ * onLeave(): Escape, once the editor has let go of the focus.
+ *
+ * The code is only ever edited on purpose: Tab never stops inside it (its
+ * editable area is out of the Tab order; cells.js puts a focus stop around it
+ * that Enter turns into editing). Once editing — entered with Enter or a
+ * click — Tab and Shift+Tab indent (also Ctrl+] and Ctrl+[), and Escape
+ * leaves.
  */
-export function createEditor(parent, { source, label, readOnly = false, onRun, onChange }) {
+export function createEditor(parent, { source, label, readOnly = false, onRun, onChange, onLeave = () => {} }) {
   const runKeys = Prec.highest(
     keymap.of([
       { key: "Shift-Enter", run: () => (onRun(), true) },
@@ -29,6 +61,7 @@ export function createEditor(parent, { source, label, readOnly = false, onRun, o
         key: "Escape",
         run: (view) => {
           view.contentDOM.blur();
+          onLeave();
           return true;
         },
       },
@@ -44,10 +77,16 @@ export function createEditor(parent, { source, label, readOnly = false, onRun, o
     bracketMatching(),
     highlightActiveLine(),
     python(),
-    syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+    syntaxHighlighting(HIGHLIGHT),
     runKeys,
     keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
-    EditorView.contentAttributes.of({ "aria-label": label, spellcheck: "false", autocapitalize: "off" }),
+    EditorView.contentAttributes.of({
+      "aria-label": label,
+      spellcheck: "false",
+      autocapitalize: "off",
+      // Out of the Tab order: editing starts with Enter on the cell's code (or a click).
+      tabindex: "-1",
+    }),
     EditorView.updateListener.of((update) => {
       if (update.docChanged && onChange) onChange(update.state.doc.toString());
     }),

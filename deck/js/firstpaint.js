@@ -2,7 +2,8 @@
 // runs before the slides are parsed and before any script file is fetched.
 //
 // 1. Python's worker starts now, so Pyodide downloads and compiles while the
-//    page is still loading (earlyworker.js; the deck's runtime adopts it).
+//    page is still loading (earlyworker.js; the deck's runtime adopts it) —
+//    unless this device downloads Python only for a run (pythonchoice.js).
 // 2. The slide the URL names is painted as soon as the browser has parsed it,
 //    laid out exactly as reveal.js will lay it out: this script marks
 //    <html class="dp-first-paint"> and the slide .dp-first-paint-slide, and
@@ -11,7 +12,9 @@
 
 import config from "./config.js";
 import { startEarlyWorker } from "./earlyworker.js";
+import { LAYOUT, applyLayout, windowLayout } from "./layout.js";
 import { isPrintPdf, isReceiver } from "./page.js";
+import { downloadsOnOpen } from "./pythonchoice.js";
 
 const ROOT_CLASS = "dp-first-paint";
 const SLIDE_CLASS = "dp-first-paint-slide";
@@ -52,9 +55,14 @@ function paintFirstSlide() {
   const target = readFirstSlide(window.location.hash);
   if (!target) return;
   const root = document.documentElement;
-  root.style.setProperty("--dp-first-paint-scale", String(computeSlideScale(window.innerWidth, window.innerHeight)));
-  root.style.setProperty("--dp-first-paint-width", `${config.width}px`);
-  root.style.setProperty("--dp-first-paint-height", `${config.height}px`);
+  // The layout the window gets (layout.js): a taller slide in a 4:3 window, a
+  // page at the window's own size, unscaled, on a phone.
+  const { layout, slideHeight } = windowLayout();
+  const reflow = layout === LAYOUT.REFLOW;
+  const scale = reflow ? 1 : computeSlideScale(window.innerWidth, window.innerHeight, { ...config, height: slideHeight });
+  root.style.setProperty("--dp-first-paint-scale", String(scale));
+  root.style.setProperty("--dp-first-paint-width", reflow ? "100%" : `${config.width}px`);
+  root.style.setProperty("--dp-first-paint-height", reflow ? "100%" : `${slideHeight}px`);
   root.classList.add(ROOT_CLASS);
   // The slides are parsed after this script runs: the slide is marked the moment it exists.
   const observer = new MutationObserver(() => {
@@ -67,5 +75,8 @@ function paintFirstSlide() {
   document.addEventListener("DOMContentLoaded", () => observer.disconnect(), { once: true });
 }
 
-startEarlyWorker();
+// The slide's shape and layout on <html>, before any slide is parsed (layout.js).
+applyLayout(windowLayout());
+// Python starts downloading now, unless this device waits for a run (pythonchoice.js).
+if (downloadsOnOpen()) startEarlyWorker();
 if (!isPrintPdf && !isReceiver) paintFirstSlide();

@@ -5,18 +5,44 @@
 //                   listed before reveal's notes plugin, which it prepares
 //   notes           reveal's own speaker view
 //   dpdeck-screens  reveal's help, pause and jump screens in Spanish (revealscreens.js)
+//   dpdeck-layout   how slides fill the window: taller slides on 4:3, pages on phones (layout.js)
+//   dpdeck-code-size  code size keys, remembered (codesize.js)
+//   dpdeck-zoom     one cell as large as the window allows (Z; cellzoom.js)
+//   dpdeck-menu     chapters and slides, search, a link to share (M; menu.js)
+//   dpdeck-offline  the service worker that keeps the deck for use offline (offline.js)
+//   dpdeck-focus    only the slide on screen takes focus (a11y.js)
 //   dpdeck          the live cells and their Python (deck.js)
 //   dpdeck-exercises  «Comprobar», hints and solutions of the exercises (exercises.js)
 //   dpdeck-tools    copy and download a cell, run a slide or a chapter, the chapter's notebook (celltools.js)
+//
+// The slide's shape depends on the window, so layout.js is asked for it before reveal starts.
 
 import { CellToolsPlugin } from "./celltools.js";
 import config from "./config.js";
+import { CellZoom } from "./cellzoom.js";
+import { CodeSize } from "./codesize.js";
 import { LiveCells } from "./deck.js";
+import { SlideFocus } from "./a11y.js";
 import { Exercises } from "./exercises.js";
+import { DeckMenu } from "./menu.js";
+import { OfflineDeck } from "./offline.js";
+import { SlideLayout, initialLayout } from "./layout.js";
 import { SpanishScreens } from "./revealscreens.js";
 import { SpeakerView } from "./speaker.js";
 
 const Reveal = window.Reveal;
-const plugins = [SpeakerView(), window.RevealNotes, SpanishScreens(), LiveCells(), Exercises(), CellToolsPlugin()]
-  .filter(Boolean);
-Reveal.initialize({ ...config, plugins }).catch((error) => console.error("dpdeck:", error));
+const plugins = [
+  SpeakerView(),
+  window.RevealNotes,
+  SpanishScreens(),
+  SlideLayout(),
+  CodeSize(),
+  CellZoom(),
+  DeckMenu(),
+  OfflineDeck(),
+  SlideFocus(),
+  LiveCells(),
+  Exercises(),
+  CellToolsPlugin(),
+].filter(Boolean);
+Reveal.initialize({ ...config, ...initialLayout(), plugins }).catch((error) => console.error("dpdeck:", error));

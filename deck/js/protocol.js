@@ -62,9 +62,9 @@ export function outputClass(kind, stream = "") {
   return outputs[kind].class.replace("{stream}", shown);
 }
 
-/** Alternative text of a cell's figure `number` (from 1). */
-export function figureAlt(number, cellId) {
-  return outputs[OUTPUT.FIGURE].alt.replace("{number}", String(number)).replace("{cell}", cellId);
+/** Alternative text of a cell's figure `number` (from 1): what it shows, its output's `description`. */
+export function figureAlt(number, description) {
+  return outputs[OUTPUT.FIGURE].alt.replace("{number}", String(number)).replace("{description}", description);
 }
 
 /** What an error output shows: its traceback, or "name: message" when it has none. */

@@ -1,12 +1,16 @@
 // reveal.js's own screens in Spanish: the keyboard help (?), the pause screen
-// (B), the jump-to-slide box (G) and the arrows' names for screen readers.
+// (B), the jump-to-slide box (G), the arrows' names for screen readers, and the
+// speaker notes pages of a printed handout (?print-pdf&showNotes=separate-page).
 // A reveal.js plugin.
 //
 // reveal builds its help overlay from English descriptions each time it opens
 // (and resets them whenever its configuration changes), so the overlay is
 // translated after reveal has drawn it ("showhelp" event), from a table of
-// reveal 5's texts; the deck's own keys are added at the end. Its look comes
-// from main.css.
+// reveal 5's texts. The deck's plugins register their slide keys with
+// reveal.addKeyBinding (code size, zoom, menu, stop…), so reveal lists them
+// itself, in Spanish; the keys that work inside a cell are added at the end.
+// Help opens with ?, H or F1 (config.js): ? is Shift+' on a Spanish keyboard.
+// Its look comes from main.css.
 
 // reveal 5's help texts (js/controllers/keyboard.js, plugin/notes).
 const ACTIONS = new Map([
@@ -30,13 +34,17 @@ const KEY_WORDS = [
   [/\bSPACE\b/g, "Espacio"],
   [/\bShift\b/g, "Mayús"],
   [/\bESC\b/g, "Esc"],
+  // H opens this help in the deck (config.js); ← still goes back.
+  [/\s*,\s*H$/g, ""],
 ];
 
-// What the deck adds to reveal's keys (cells.js, editor.js).
+// The keys that work in a cell (cells.js, editor.js), after reveal's.
 const DECK_KEYS = [
+  ["?  ,  H  ,  F1", "Esta ayuda"],
+  ["Intro (en el código de una celda)", "Editar el código (Tab solo pasa por él)"],
   ["Mayús + Intro  ,  Ctrl + Intro", "En una celda: ejecutarla"],
-  ["Esc", "En una celda: salir del editor"],
-  ["?", "Esta ayuda"],
+  ["Tab  ,  Mayús + Tab (editando)", "Sangrar o quitar sangría (también Ctrl + ] y Ctrl + [)"],
+  ["Esc (editando)", "Salir del editor: el foco pasa a ▶ Ejecutar"],
 ];
 
 const TITLE = "Atajos de teclado";
@@ -50,15 +58,42 @@ const ARROW_LABELS = {
   "navigate-down": "Diapositiva de abajo",
 };
 
-/** The plugin: Spanish for reveal's help overlay, pause button, jump box and arrows. */
+const NOTES_HEADING = "Notas del presentador";
+
+/** The plugin: Spanish for reveal's help overlay, pause button, jump box, arrows and printed notes. */
 export function SpanishScreens() {
   return {
     id: "dpdeck-screens",
     init(reveal) {
       // The arrows and the pause screen exist once reveal has built its page.
       reveal.on("ready", () => translateScreens(reveal));
+      reveal.on("pdf-ready", () => headNotesPages(reveal));
     },
   };
+}
+
+/**
+ * Printed with ?print-pdf&showNotes=separate-page (or showNotes=true), each
+ * slide's notes follow it; reveal heads them «Speaker notes» (a CSS label,
+ * replaced in main.css). Each notes block gets a Spanish heading naming its
+ * slide: «Notas del presentador · diapositiva 12: Título».
+ */
+function headNotesPages(reveal) {
+  // In the print layout slides sit in pages: their number is their place in reading order.
+  const slides = reveal.getSlides();
+  for (const notes of document.querySelectorAll(".reveal .speaker-notes-pdf")) {
+    const page = notes.closest(".pdf-page") || notes.previousElementSibling;
+    const slide = page && page.querySelector("section");
+    if (!slide) continue;
+    const number = slides.indexOf(slide) + 1;
+    const heading = slide.querySelector("h1, h2");
+    const title = heading ? heading.textContent.replace(/\s+/g, " ").trim() : "";
+    const label = document.createElement("p");
+    label.className = "notes-pdf-heading";
+    label.lang = "es";
+    label.textContent = `${NOTES_HEADING} · diapositiva ${number}${title ? `: ${title}` : ""}`;
+    notes.prepend(label);
+  }
 }
 
 function translateScreens(reveal) {
@@ -107,7 +142,15 @@ function translateHelp(overlay) {
     body.appendChild(row);
   }
   const close = overlay.querySelector(".r-overlay-close");
-  if (close) close.setAttribute("aria-label", "Cerrar la ayuda");
+  // Its visible text, «Esc», is part of its name.
+  if (close) close.setAttribute("aria-label", "Esc: cerrar la ayuda");
+  // Taller than a small window, the list scrolls: the keyboard must reach it too.
+  const content = overlay.querySelector(".r-overlay-content");
+  if (content) {
+    content.tabIndex = 0;
+    content.setAttribute("role", "region");
+    content.setAttribute("aria-label", TITLE);
+  }
 }
 
 function translateKeys(text) {

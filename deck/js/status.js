@@ -2,8 +2,9 @@
 // the band below the slides' content (the slide's bottom padding), so it never
 // covers slide text. It says "Cargando Python… 12/26 MB" with a progress bar,
 // then "Python listo"; pointing at it or tabbing to it shows the deck-wide
-// buttons and any details. A failed boot needs attention: the chip then opens
-// by itself with what failed and a retry button.
+// buttons and any details. A failed boot needs attention: the chip then says
+// what failed with a retry button and a ✕ that dismisses it, still on one line
+// in the band below the slide's content (the details open only when asked).
 
 import { BOOT_STAGE } from "./protocol.js";
 import { PYTHON_STATE, WORKER_STEP } from "./python.js";
@@ -50,6 +51,9 @@ function formatMegabytes(bytes) {
 
 export const FILE_PAGE_SUMMARY = "Sin Python: ábrelas desde un servidor («python3 build.py serve»)";
 
+/** Beside each ▶ of a file page: why it does not run, in a few words. */
+export const FILE_PAGE_CELL_NOTE = "Sin Python: ábrelas desde un servidor";
+
 export const FILE_PAGE_MESSAGE =
   "Python necesita que las diapositivas se sirvan desde un servidor web; abiertas como " +
   "archivo solo muestran los resultados pre-calculados. En la carpeta del proyecto: " +
@@ -57,7 +61,7 @@ export const FILE_PAGE_MESSAGE =
   "«python3 -m http.server» y abre http://localhost:8000/.";
 
 export class StatusPanel {
-  constructor({ onRetry, onRestart, onRestoreAll }) {
+  constructor({ onRetry, onRestart, onRestoreAll, onDownload, onDecline }) {
     const panel = document.createElement("div");
     panel.className = "python-status";
     panel.setAttribute("role", "status");
@@ -85,7 +89,28 @@ export class StatusPanel {
       "Devolver todas las celdas a su código original (se puede deshacer durante unos segundos)",
       onRestoreAll,
     );
-    panel.append(this.bar, this.text, this.detail, this.retryButton, this.restartButton, this.restoreButton);
+    this.dismissButton = this.makeButton("dismiss", "✕", "Cerrar el aviso (Python sigue sin cargar)", () =>
+      this.dismiss(),
+    );
+    this.downloadButton = this.makeButton("download-python", "Descargar", "Descargar Python ahora", onDownload);
+    this.declineButton = this.makeButton(
+      "decline-python",
+      "No descargar",
+      "Detener la descarga de Python; este dispositivo no lo descargará al abrir las diapositivas",
+      onDecline,
+    );
+    this.dismissButton.setAttribute("aria-label", "Cerrar el aviso");
+    panel.append(
+      this.bar,
+      this.text,
+      this.detail,
+      this.retryButton,
+      this.restartButton,
+      this.restoreButton,
+      this.downloadButton,
+      this.declineButton,
+      this.dismissButton,
+    );
     // Clicks and keys on the panel are not slide navigation.
     panel.addEventListener("keydown", (event) => event.stopPropagation());
     this.panel = panel;
@@ -108,11 +133,18 @@ export class StatusPanel {
    * (one short line) and `detail` (shown when the chip opens) say why Python
    * is not there.
    */
-  show(state, { progress, failure, summary = "", detail: extra = "" } = {}) {
+  show(state, { progress, failure, summary = "", detail: extra = "", offer = false } = {}) {
     const panel = this.panel;
+    // A new failure asks for attention again, even after an earlier one was dismissed.
+    if (state === PYTHON_STATE.ERROR && panel.dataset.state !== PYTHON_STATE.ERROR) this.dismissed = false;
     panel.dataset.state = state;
     delete panel.dataset.stage;
-    panel.toggleAttribute("data-attention", state === PYTHON_STATE.ERROR);
+    panel.toggleAttribute("data-attention", state === PYTHON_STATE.ERROR && !this.dismissed);
+    this.dismissButton.hidden = state !== PYTHON_STATE.ERROR;
+    // Python not downloaded (yet): the chip offers it, on its one line.
+    panel.toggleAttribute("data-offer", state === PYTHON_STATE.OFF && offer);
+    this.downloadButton.hidden = !(state === PYTHON_STATE.OFF && offer);
+    this.declineButton.hidden = state !== PYTHON_STATE.LOADING;
     this.retryButton.hidden = state !== PYTHON_STATE.ERROR;
     this.restartButton.hidden = state !== PYTHON_STATE.READY;
     this.bar.hidden = state !== PYTHON_STATE.LOADING;
@@ -153,6 +185,18 @@ export class StatusPanel {
     const button = this.makeButton(action, text, title, onClick);
     this.panel.appendChild(button);
     return button;
+  }
+
+  /** The size of Python's download, shown on the download button once known. */
+  setDownloadSize(megabytes) {
+    this.downloadButton.textContent = megabytes ? `Descargar (${megabytes} MB)` : "Descargar";
+  }
+
+  /** The failure notice goes back to a plain chip; its buttons stay a point or a Tab away. */
+  dismiss() {
+    this.dismissed = true;
+    this.panel.removeAttribute("data-attention");
+    if (this.panel.contains(document.activeElement)) document.activeElement.blur();
   }
 }
 

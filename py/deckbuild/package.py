@@ -20,6 +20,7 @@ from .commands import run_node_script
 from .errors import BuildError
 from .files import ensure_dir, hash_bytes, hash_file, hash_tree
 from .paths import CENSUS, DECK, NODE_MODULES, PY_PACKAGE, ROOT, locate_npm_package
+from .offline import SERVICE_WORKER, stamp_service_worker
 from .pins import list_pins, list_shipped_pins
 from .pyodide import ShippedPyodide, make_integrity
 
@@ -28,6 +29,8 @@ BUNDLES = (
     ("js/main.js", "js/main.js", "iife"),
     ("js/worker.js", "js/worker.js", "iife"),
     ("js/firstpaint.js", "js/firstpaint.js", "iife"),
+    # At the deck's root, so its scope is the whole deck folder; stamped by offline.py.
+    ("js/serviceworker.js", SERVICE_WORKER, "iife"),
     ("css/main.css", "css/main.css", None),
 )
 WHEEL_PACKAGE = "dpdeck"
@@ -133,9 +136,12 @@ def check_stylesheet_urls(out: Path) -> None:
 
 
 def write_manifest(out: Path, pyodide: ShippedPyodide, wheel: Path) -> dict:
-    """runtime.json (what the worker boots) and manifest.json with each file's SHA-256."""
-    files = {path.relative_to(out).as_posix(): hash_file(path)
-             for path in sorted(out.rglob("*")) if path.is_file()}
+    """runtime.json (what the worker boots), sw.js stamped with the build, and manifest.json with each file's SHA-256.
+
+    The build id hashes every file but the service worker, which then carries it.
+    """
+    files = {path.relative_to(out).as_posix(): hash_file(path) for path in sorted(out.rglob("*"))
+             if path.is_file() and path.relative_to(out).as_posix() != SERVICE_WORKER}
     build_id = hash_bytes(json.dumps(files, sort_keys=True).encode())[:16]
     wheel_name = wheel.relative_to(out).as_posix()
     runtime = {"pyodide": "pyodide/", "packages": pyodide.packages, "preload": pyodide.preload,
@@ -143,6 +149,8 @@ def write_manifest(out: Path, pyodide: ShippedPyodide, wheel: Path) -> dict:
                "bytes": pyodide.boot_bytes + wheel.stat().st_size, "version": build_id}
     (out / "runtime.json").write_text(json.dumps(runtime, indent=1) + "\n", encoding="utf-8")
     files["runtime.json"] = hash_file(out / "runtime.json")
+    stamp_service_worker(out, files, build_id, runtime)
+    files[SERVICE_WORKER] = hash_file(out / SERVICE_WORKER)
     manifest = {"files": dict(sorted(files.items()))}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return manifest

@@ -80,6 +80,9 @@ PINS = (
     esbuild_binary("linux-arm64", "7be7c2877b14b94154742fdacedd4b82749dded2caff6e01077de94e47414407"),
     esbuild_binary("darwin-x64", "13b00c1322c3cfb030e086d60cacbb85add0074162d75d972099cf9ccb65ca23"),
     esbuild_binary("darwin-arm64", "f7357c1e944f135066b69260729b07a39d1b39a03bfe7d84644224fc827595ed"),
+    # The accessibility check of the browser tests (tests/browser/test_accessibility.py): injected
+    # into the page by the tests only, never shipped in dist/.
+    npm("axe-core", "4.14.1", "axe.min.js", "29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c"),
     # The deck's fonts, shipped in dist/fonts/ and declared in deck/css/theme.css: Arimo for
     # text (Arial's metrics, which the slides' layout is measured with), DejaVu Sans Mono for
     # code, DejaVu Sans for the symbols Arimo lacks (≈ ≤ ∈ ⁻…).

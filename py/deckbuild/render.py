@@ -4,7 +4,8 @@ Stage: (`Deck`, typeset math, `Prerendered`, the page's inline parts) → the
 HTML of index.html, from deck/template.html. A cell is found by the line of its
 fence in its slide, so nothing is stored on the parser's tokens. The page's CSS
 and its first script are inlined (read_page_parts), so nothing but the HTML
-stands before the first paint.
+stands before the first paint; the page's Content-Security-Policy allows that
+script by the hash of exactly the text inlined (deckbuild.policy).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def render_output(output: dict, cell: Cell, figure_number: int) -> str:
     if kind == protocol.OUTPUT.FIGURE:
         width, height = output.get("width"), output.get("height")
         size = f' width="{int(width)}" height="{int(height)}"' if width and height else ""
-        alt = html.escape(protocol.figure_alt(figure_number + 1, cell.id))
+        alt = html.escape(protocol.figure_alt(figure_number + 1, output.get("description", "")))
         return f'<{tag} class="{classes}" src="{output["src"]}" alt="{alt}"{size}>'
     text = protocol.error_text(output) if kind == protocol.OUTPUT.ERROR else output["text"]
     return f'<{tag} class="{classes}">{html.escape(text, quote=False)}</{tag}>'

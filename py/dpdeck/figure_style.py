@@ -16,18 +16,27 @@ Lo usan ``dpdeck.figures`` (capítulos 1–5) y ``dpdeck.figures_federated``
 
 Los números que una figura escribe ella misma (leyendas, rótulos) pasan por
 ``dpdeck.numbers``. Nada aquí calcula ni mira datos.
+
+Dibujar rápido (una celda que vuelve a correr en el navegador dibuja otra
+vez): las figuras miden sus márgenes con ``fit_margins`` en vez del diseño
+«constrained», que las dibujaba dos veces; las marcas se escriben como texto
+simple, sin mathtext; los ejes logarítmicos no llevan marcas secundarias.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from functools import wraps
 
 import matplotlib
 import numpy as np
-from matplotlib import ticker
+from matplotlib import cbook, ticker
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
+from matplotlib.textpath import text_to_path
 
-from .numbers import PERCENT_SIGN, format_number
+from .numbers import MINUS_SIGN, PERCENT_SIGN, format_number
 
 __all__ = [
     "FIGSIZE",
@@ -43,15 +52,16 @@ __all__ = [
     "styled",
     "new_figure",
     "style_axes",
-    "legend_on_top",
     "integer_ticks",
     "plain_log_ticks",
     "percent_ticks",
     "as_float_array",
     "check_same_length",
     "fix_margins",
+    "fit_margins",
     "legend_above",
     "number_ticks",
+    "spanish_list",
 ]
 
 # Ancho × alto en pulgadas: a 120 ppp son 600×426 píxeles, que la diapositiva
@@ -80,6 +90,10 @@ LABEL_SIZE = 15.5
 TICK_SIZE = 13.5
 LEGEND_SIZE = 13.5
 LINE_WIDTH = 2.6
+# Largo de las marcas principales, en puntos (``style_axes``; ``fit_margins`` lo cuenta).
+TICK_LENGTH = 5.0
+# Aire entre la leyenda de arriba y el borde de la figura, en unidades de su letra.
+LEGEND_BORDER_PAD = 0.25
 
 # Solo lo que se lee al crear los artistas; lo que se lee al dibujar (marcas,
 # rejilla) se fija explícitamente en `style_axes`, porque el PNG se guarda
@@ -113,6 +127,29 @@ def _comma(text: str) -> str:
     return text.replace(".", ",")
 
 
+_SUPERSCRIPT_DIGITS = str.maketrans("-\u22120123456789", "⁻⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+_MATHDEFAULT = re.compile(r"\\mathdefault\{((?:[^{}]|\{[^{}]*\})*)\}")
+_POWER = re.compile(r"\^\{([-\u2212]?\d+)\}")
+
+
+def _plain_text(text: str) -> str:
+    """Una marca de matplotlib en mathtext (``$\\mathdefault{10^{4}}$``) como texto simple (``10⁴``).
+
+    Los formateadores de matplotlib escriben las marcas en mathtext (cifras,
+    potencias de diez, «×»); interpretarlo es lo más caro de dibujar cada
+    marca, y aquí no hace falta: las mismas cifras, con superíndices Unicode,
+    se leen igual. Lo que no sea solo eso se deja en mathtext.
+    """
+    if len(text) < 2 or not (text.startswith("$") and text.endswith("$")) or text.count("$") != 2:
+        return text
+    body = _MATHDEFAULT.sub(r"\1", text[1:-1])
+    body = _POWER.sub(lambda match: match[1].translate(_SUPERSCRIPT_DIGITS), body)
+    body = re.sub(r"\s*\\times\s*", "×", body).replace("-", MINUS_SIGN)
+    if re.search(r"[\\{}^_$]", body):
+        return text
+    return body
+
+
 class _DecimalCommaFormatter(ticker.Formatter):
     """Envuelve un formateador de matplotlib y cambia el punto decimal por coma."""
 
@@ -128,14 +165,14 @@ class _DecimalCommaFormatter(ticker.Formatter):
         self.inner.set_locs(locs)
 
     def __call__(self, x, pos=None):
-        return _comma(self.inner(x, pos))
+        return _comma(_plain_text(self.inner(x, pos)))
 
     def format_ticks(self, values):
         self.set_locs(values)
         return [self(value, index) for index, value in enumerate(values)]
 
     def get_offset(self):
-        return _comma(self.inner.get_offset())
+        return _comma(_plain_text(self.inner.get_offset()))
 
     def format_data(self, value):
         return _comma(self.inner.format_data(value))
@@ -191,33 +228,36 @@ def styled(function):
 
 
 def new_figure(figsize=FIGSIZE) -> tuple[Figure, object]:
-    """Una figura nueva con un solo par de ejes, sin pasar por pyplot: ``(figure, ax)``."""
-    figure = Figure(figsize=figsize, layout="constrained")
+    """Una figura nueva con un solo par de ejes, sin pasar por pyplot: ``(figure, ax)``.
+
+    Sin diseño automático: la figura fija sus márgenes al final con
+    ``fit_margins``.
+    """
+    figure = Figure(figsize=figsize)
     ax = figure.add_subplot()
     return figure, ax
 
 
 def style_axes(ax, *, grid_axis: str = "both") -> None:
-    """Ejes para proyector: sin marco arriba ni a la derecha, marcas grandes, rejilla suave, coma decimal."""
+    """Ejes para proyector: sin marco arriba ni a la derecha, marcas grandes, rejilla suave, coma decimal.
+
+    Un eje logarítmico queda sin marcas secundarias (sin rótulo, ocho por
+    década): eran la mayor parte del tiempo de dibujar la figura.
+    """
     ax.spines["top"].set_visible(False)
     ax.spines["right"].set_visible(False)
     ax.tick_params(
-        which="major", labelsize=TICK_SIZE, length=5, width=1.1,
+        which="major", labelsize=TICK_SIZE, length=TICK_LENGTH, width=1.1,
         colors=COLORS["tinta"], labelcolor=COLORS["tinta"],
     )
     ax.tick_params(which="minor", labelsize=TICK_SIZE, length=3, width=0.8)
+    for axis in (ax.xaxis, ax.yaxis):
+        if axis.get_scale() == "log":
+            axis.set_minor_locator(ticker.NullLocator())
     if grid_axis:
         ax.grid(True, axis=grid_axis, which="major", color="#e3e7ec", linewidth=1.0)
         ax.set_axisbelow(True)
     use_decimal_comma(ax)
-
-
-def legend_on_top(figure, ax, *, ncols: int = 2) -> None:
-    """Leyenda encima del gráfico, fuera de los ejes: nunca tapa una curva."""
-    handles, labels = ax.get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside upper center", ncols=ncols,
-                  fontsize=LEGEND_SIZE, frameon=False, handlelength=1.8,
-                  columnspacing=1.2, borderaxespad=0.2)
 
 
 def integer_ticks(axis) -> None:
@@ -281,14 +321,141 @@ def fix_margins(figure, *, left=0.95, right=0.15, bottom=0.68, top=0.5, hspace=N
 
 
 def legend_above(figure, ax, *, ncols: int = 2) -> None:
-    """Leyenda en una fila arriba de la figura, en el margen que deja ``fix_margins``."""
+    """Leyenda arriba de la figura, fuera de los ejes (nunca tapa una curva), en el margen de ``fix_margins`` o ``fit_margins``."""
     handles, labels = ax.get_legend_handles_labels()
     figure.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.0), ncols=ncols,
                   fontsize=LEGEND_SIZE, frameon=False, handlelength=1.8, columnspacing=1.2,
-                  borderaxespad=0.25)
+                  borderaxespad=LEGEND_BORDER_PAD)
+
+
+# ------------------------------------------------------- márgenes medidos --
+# ``fit_margins`` hace lo que hacía el diseño «constrained» con lo poco que
+# cambia de una figura a otra: mide los textos que rodean a los ejes (los
+# rótulos de las marcas que se verán, los de los ejes, la leyenda de arriba)
+# y deja justo ese lugar. No crea las marcas ni dibuja la figura una vez de
+# más para medirla, así que una celda que vuelve a correr en el navegador no
+# paga dos dibujos; y como mide, un rótulo más ancho (otro ε, otra escala)
+# sigue cabiendo.
+
+# Aire entre un texto y el borde de la figura, y entre la leyenda de arriba y
+# los ejes, en pulgadas.
+EDGE = 0.06
+LEGEND_GAP = 0.06
+POINTS_PER_INCH = 72.0
+
+
+def _text_size(text: str, size: float) -> tuple[float, float]:
+    """Ancho y alto (pulgadas) de un texto de una línea a ``size`` puntos, como lo dispone matplotlib."""
+    if not text:
+        return 0.0, 0.0
+    properties = FontProperties(size=size)
+    width, height, _descent = text_to_path.get_text_width_height_descent(
+        text, properties, ismath=cbook.is_math_text(text))
+    # matplotlib da a cada línea al menos el alto de «lp» (ascendentes y descendentes).
+    line = text_to_path.get_text_width_height_descent("lp", properties, ismath=False)[1]
+    return width / POINTS_PER_INCH, max(height, line) / POINTS_PER_INCH
+
+
+def _visible_tick_labels(axis) -> list[tuple[float, str]]:
+    """(posición en fracción del eje, rótulo) de cada marca principal que se dibujará."""
+    low, high = sorted(axis.get_view_interval())
+    locations = [value for value in axis.get_majorticklocs()
+                 if low - 1e-9 * (abs(low) + abs(high)) <= value <= high + 1e-9 * (abs(low) + abs(high))]
+    labels = axis.get_major_formatter().format_ticks(locations)
+    transform = axis.get_transform()
+    start, end = transform.transform([low, high])
+    span = (end - start) or 1.0
+    return [((transform.transform([value])[0] - start) / span, label)
+            for value, label in zip(locations, labels) if label]
+
+
+def _legend_height(legend) -> float:
+    """Alto (pulgadas) de una leyenda sin marco: filas de texto, el espacio entre ellas y su borde."""
+    size = legend.prop.get_size_in_points() / POINTS_PER_INCH
+    texts = [text.get_text() for text in legend.get_texts()]
+    if not texts:
+        return 0.0
+    columns = max(1, int(getattr(legend, "_ncols", 1)))
+    rows = math.ceil(len(texts) / columns)
+    row = max(max(_text_size(text, legend.prop.get_size_in_points())[1] for text in texts),
+              legend.handleheight * size)
+    return (rows * row + (rows - 1) * legend.labelspacing * size
+            + 2 * legend.borderpad * size + legend.borderaxespad * size)
+
+
+def _overhang(ticks, length: float) -> tuple[float, float]:
+    """Cuánto sobresalen del eje (antes del inicio, después del final) rótulos centrados en sus marcas.
+
+    ``ticks`` son pares (medio largo del rótulo, posición en fracción del eje)
+    y ``length`` el largo del eje, todo en pulgadas.
+    """
+    before = max((half - place * length for half, place in ticks), default=0.0)
+    after = max((half - (1 - place) * length for half, place in ticks), default=0.0)
+    return max(before, 0.0), max(after, 0.0)
+
+
+def fit_margins(figure, ax) -> None:
+    """Márgenes de ``ax`` (el único par de ejes) justos para sus textos, medidos sin dibujar.
+
+    Abajo: el rótulo del eje x, sus marcas y sus rótulos; arriba, la leyenda
+    de la figura (``legend_above``) y lo que sobresale el rótulo de marca más
+    alto; a la izquierda, el rótulo del eje y y el rótulo de marca más ancho;
+    a la derecha, lo que sobresale el último rótulo del eje x. Los rótulos
+    son los que se dibujarán: cuántas marcas caben depende del largo del eje,
+    así que se mide primero el alto y después el ancho. Se llama al final,
+    con los límites, las escalas y los formateadores ya puestos.
+    """
+    width, height = figure.get_size_inches()
+    tick_room = (TICK_LENGTH + matplotlib.rcParams["xtick.major.pad"]) / POINTS_PER_INCH
+    label_pad = matplotlib.rcParams["axes.labelpad"] / POINTS_PER_INCH
+
+    def measure(axis):
+        return [(_text_size(label, TICK_SIZE), place) for place, label in _visible_tick_labels(axis)]
+
+    def place_axes(left, right, bottom, top):
+        figure.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height,
+                               top=1 - top / height)
+
+    x_label = _text_size(ax.xaxis.label.get_text(), ax.xaxis.label.get_fontsize())[1]
+    y_label = _text_size(ax.yaxis.label.get_text(), ax.yaxis.label.get_fontsize())[1]
+    legend = max((_legend_height(legend) for legend in figure.legends), default=0.0)
+    above = legend + LEGEND_GAP if legend else EDGE
+    left, right = 1.0, EDGE
+
+    # 1. Vertical: the x tick labels are one line, whatever their number.
+    x_ticks = measure(ax.xaxis)
+    bottom = (EDGE + (x_label + label_pad if x_label else 0.0)
+              + max((size[1] for size, _ in x_ticks), default=0.0) + tick_room)
+    place_axes(left, right, bottom, above)
+    y_ticks = measure(ax.yaxis)
+    tallest = max((size[1] for size, _ in y_ticks), default=0.0)
+    top = above + _overhang([(size[1] / 2, place) for size, place in y_ticks], height - above - bottom)[1]
+    if ax.yaxis.get_major_formatter().get_offset():
+        top += tallest  # the offset («×10⁴») stands above the axis
+    place_axes(left, right, bottom, top)
+
+    # 2. Horizontal, with the final height (it sets how many y ticks there are).
+    y_ticks = measure(ax.yaxis)
+    left = (EDGE + (y_label + label_pad if y_label else 0.0)
+            + max((size[0] for size, _ in y_ticks), default=0.0) + tick_room)
+    place_axes(left, right, bottom, top)
+    x_ticks = measure(ax.xaxis)
+    before, after = _overhang([(size[0] / 2, place) for size, place in x_ticks], width - left - right)
+    place_axes(max(left, EDGE + before), EDGE + after, bottom, top)
 
 
 def number_ticks(axis, *, steps=(1, 2, 5, 10)) -> None:
     """Marcas en valores redondos escritas con ``format_number`` («0,5», «42»): texto simple, sin mathtext."""
     axis.set_major_locator(ticker.MaxNLocator(nbins=5, steps=list(steps)))
     axis.set_major_formatter(ticker.FuncFormatter(lambda value, _position: format_number(value)))
+
+
+# ------------------------------------------------------- descripciones --
+
+
+def spanish_list(items) -> str:
+    """«a», «a y b», «a, b y c»: una enumeración en español, para las frases que describen una figura."""
+    items = [str(item) for item in items]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " y " + items[-1]

@@ -28,6 +28,11 @@ agrupados con un espacio desde cinco cifras (``79 433``; ``3236`` queda
 junto) y, donde un número de cuatro cifras convive con otros mayores en la
 misma leyenda, también agrupado (``9 594`` junto a ``99 999``).
 
+Cada figura lleva una frase que dice lo que muestra (qué curvas, qué ejes y
+el número clave, con el mismo formato): ``dpdeck.protocol.describe_figure``.
+``run_cell`` la lleva a su salida y es el texto alternativo de la imagen en la
+diapositiva, para quien no la ve.
+
 Los experimentos que producen los datos de cada figura (con los parámetros de
 su diapositiva) viven en ``dpdeck.experiments``; aquí solo se dibuja.
 """
@@ -47,16 +52,19 @@ from .figure_style import (
     TICK_SIZE,
     as_float_array,
     check_same_length,
+    fit_margins,
     integer_ticks,
-    legend_on_top,
+    legend_above,
     new_figure,
     percent_ticks,
     plain_log_ticks,
     style_axes,
     styled,
+    spanish_list,
     use_decimal_comma,
 )
-from .numbers import format_number
+from .numbers import PERCENT_SIGN, format_number, format_percent, format_significant
+from .protocol import describe_figure
 
 __all__ = [
     # el estilo de dpdeck.figure_style, también aquí para quien mide las figuras de la clase
@@ -80,6 +88,7 @@ __all__ = [
     "plot_iterations_cost",
 ]
 
+
 def _finish_density_axes(ax, x, *, xlabel: str) -> None:
     """Ejes de una figura de densidades: de borde a borde en x, desde 0 en y, leyenda arriba."""
     ax.set_xlabel(xlabel)
@@ -89,6 +98,18 @@ def _finish_density_axes(ax, x, *, xlabel: str) -> None:
     ax.legend(loc="upper right")
     integer_ticks(ax.xaxis)
     style_axes(ax)
+
+
+def _draw_histogram(ax, values, bins, *, label: str) -> None:
+    """Histograma de barras contiguas como una sola figura escalonada y rellena.
+
+    Se ve como ``ax.hist`` (barras sin borde, una junto a otra), pero es un
+    solo objeto en vez de un rectángulo por barra: se dibuja varias veces más
+    rápido en el navegador.
+    """
+    counts, edges = np.histogram(values, bins=bins)
+    ax.stairs(counts, edges, fill=True, color=COLORS["azul"], alpha=0.85, linewidth=0, label=label)
+    ax.set_ylim(bottom=0)
 
 
 def _plot_accuracy_band(ax, xs, accuracies, *, xs_name: str) -> np.ndarray:
@@ -120,6 +141,13 @@ def plot_laplace_densities(x, densities) -> Figure:
         check_same_length(x=x, densidad=density)
         ax.plot(x, density, label=f"ε = {format_number(epsilon)}")
     _finish_density_axes(ax, x, xlabel="ruido añadido al conteo")
+    peaks = [format_significant(np.max(as_float_array(density, name="densidad")), 3)
+             for density in densities.values()]
+    describe_figure(figure, (
+        "Densidades de Laplace del ruido añadido al conteo (eje horizontal) para "
+        f"ε = {spanish_list(format_number(epsilon) for epsilon in densities)}: cuanto menor es ε, "
+        f"más ancha y más baja es la curva; sus alturas máximas son {spanish_list(peaks)}."))
+    fit_margins(figure, ax)
     return figure
 
 
@@ -134,16 +162,22 @@ def plot_attack_through_noise(differences, *, signal=1.0) -> Figure:
     figure, ax = new_figure()
     limit = float(np.quantile(np.abs(differences - signal), 0.995)) + 1.0
     bins = np.linspace(signal - limit, signal + limit, 61)
-    ax.hist(differences, bins=bins, color=COLORS["azul"], alpha=0.85,
-            label="restas")
+    _draw_histogram(ax, differences, bins, label="restas")
     ax.axvline(0.0, color=COLORS["gris"], linewidth=2.2, linestyle="--",
                label="sin señal: 0")
     ax.axvline(float(signal), color=COLORS["naranja"], linewidth=2.6,
                label=f"señal: {format_number(signal)}")
     ax.set_xlabel("consulta 1 − consulta 2 (con ruido)")
     ax.set_ylabel("número de ataques")
-    legend_on_top(figure, ax, ncols=2)
+    legend_above(figure, ax, ncols=2)
     style_axes(ax, grid_axis="y")
+    describe_figure(figure, (
+        f"Histograma de {format_number(differences.size)} restas de dos respuestas con ruido "
+        "(consulta 1 − consulta 2), con una línea en 0 (sin señal) y otra en "
+        f"{format_number(signal)} (la señal): las restas se reparten de "
+        f"{format_number(np.quantile(differences, 0.05), 0)} a {format_number(np.quantile(differences, 0.95), 0)} "
+        f"(el {format_percent(0.9)} central), así que la señal queda enterrada en el ruido."))
+    fit_margins(figure, ax)
     return figure
 
 
@@ -179,6 +213,12 @@ def plot_averaging_error(ks, errors, *, expected=None) -> Figure:
     ax.set_ylabel("error del promedio")
     ax.legend(loc="upper right")
     style_axes(ax)
+    describe_figure(figure, (
+        "Error del promedio de k publicaciones contra k, en ejes logarítmicos, medido y según la "
+        "teoría (proporcional a 1/√k): el error baja al promediar; con "
+        f"k = {format_number(ks[0])} es {format_significant(errors[0], 2)} y con "
+        f"k = {format_number(ks[-1])}, {format_significant(errors[-1], 2)}."))
+    fit_margins(figure, ax)
     return figure
 
 
@@ -205,6 +245,14 @@ def plot_private_histogram(labels, true_counts, private_counts) -> Figure:
     ax.legend(loc="lower right")
     style_axes(ax, grid_axis="x")
     ax.tick_params(axis="y", length=0)
+    gaps = np.abs(private_counts - true_counts)
+    worst = int(np.argmax(gaps))
+    describe_figure(figure, (
+        f"Histograma de {len(labels)} categorías ({labels[0]} a {labels[-1]}): barras grises con el conteo "
+        "verdadero de personas y rombos naranjas con el publicado con ruido; la diferencia media es de "
+        f"{format_number(gaps.mean(), 1)} personas por barra y la mayor, {format_number(gaps[worst], 0)}, "
+        f"en «{labels[worst]}»."))
+    fit_margins(figure, ax)
     return figure
 
 
@@ -242,8 +290,13 @@ def plot_clipping_elbow(bounds, bias, noise, total=None) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("cota de recorte, b")
     ax.set_ylabel("error de la suma")
-    legend_on_top(figure, ax)
+    legend_above(figure, ax)
     style_axes(ax)
+    describe_figure(figure, (
+        "Error de la suma contra la cota de recorte b, en ejes logarítmicos: el sesgo del recorte baja "
+        "al crecer b, el ruido de Laplace sube, y el error total (su suma) tiene un mínimo interior en "
+        f"b ≈ {format_number(round(bounds[best]))}."))
+    fit_margins(figure, ax)
     return figure
 
 
@@ -283,10 +336,18 @@ def plot_local_sensitivity_leak(scale_without, scale_with, *, shift, threshold=N
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("salida publicada − Σ D")
     ax.set_ylabel("densidad (relativa)")
-    legend_on_top(figure, ax, ncols=1)
+    legend_above(figure, ax, ncols=1)
     style_axes(ax)
     formatter = ax.xaxis.get_major_formatter().inner
     formatter.set_powerlimits((-3, 4))
+    threshold_text = (f"; las líneas en ±{format_number(round(threshold))} marcan el umbral τ con que el "
+                      "atacante decide" if threshold is not None else "")
+    describe_figure(figure, (
+        "Densidad relativa de la salida publicada menos Σ D en dos bases vecinas: en D el ruido tiene "
+        f"escala {format_number(round(scale_without))} y en D′, con una persona extrema de valor "
+        f"{format_number(round(shift))}, escala {format_number(round(scale_with))}: las dos curvas se "
+        f"distinguen a simple vista, así que la escala delata a la persona{threshold_text}."))
+    fit_margins(figure, ax)
     return figure
 
 
@@ -306,6 +367,11 @@ def plot_laplace_vs_gauss(x, laplace, gauss) -> Figure:
     ax.plot(x, gauss, color=COLORS["naranja"], label="Gauss")
     ax.fill_between(x, gauss, color=COLORS["naranja"], alpha=0.12)
     _finish_density_axes(ax, x, xlabel="ruido añadido")
+    describe_figure(figure, (
+        "Densidades del ruido añadido con Laplace y con Gauss para el mismo ε: Laplace tiene el pico "
+        f"más alto ({format_significant(laplace.max(), 2)} frente a {format_significant(gauss.max(), 2)}) "
+        "y se concentra más cerca de 0; Gauss es más ancha."))
+    fit_margins(figure, ax)
     return figure
 
 
@@ -326,8 +392,14 @@ def plot_vector_noise(ks, laplace, gauss, *, crossing=None) -> Figure:
     ax.set_ylabel("ruido por componente")
     ax.set_xlim(ks.min(), ks.max())
     ax.set_ylim(bottom=0)
-    legend_on_top(figure, ax, ncols=2)
+    legend_above(figure, ax, ncols=2)
     style_axes(ax)
+    crossing_text = f"; Gauss añade menos ruido desde k = {format_number(crossing)}" if crossing is not None else ""
+    describe_figure(figure, (
+        f"Ruido por componente contra el número de componentes k (de {format_number(ks[0])} a "
+        f"{format_number(ks[-1])}): con Laplace crece como k (hasta {format_number(laplace[-1], 0)}) y con "
+        f"Gauss como √k (hasta {format_number(gauss[-1], 0)}){crossing_text}."))
+    fit_margins(figure, ax)
     return figure
 
 
@@ -374,10 +446,17 @@ def plot_accountants(ks, curves) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("publicaciones gaussianas, k")
     ax.set_ylabel("ε total")
-    legend_on_top(figure, ax, ncols=2)
+    legend_above(figure, ax, ncols=2)
     low, high = ax.get_ylim()
     ax.set_ylim(low, high * 4)
     style_axes(ax)
+    names = [_ACCOUNTANT_LABELS.get(name, str(name)) for name in curves]
+    totals = [format_number(final, 0 if final >= 100 else 1) for final, _ in finals]
+    describe_figure(figure, (
+        f"Presupuesto total ε contra el número de publicaciones gaussianas k, en ejes logarítmicos, con la "
+        f"contabilidad {spanish_list(names)}: con k = {format_number(ks[-1])} el ε total es "
+        f"{spanish_list(f'{total} ({name})' for total, name in zip(totals, names))}."))
+    fit_margins(figure, ax)
     return figure
 
 
@@ -411,8 +490,14 @@ def plot_rdp_conversion(alphas, rdp, conversion) -> Figure:
     ax.annotate(f"ε ≈ {format_number(total[best], 1)}", xy=(alphas[best], total[best]),
                 xytext=(0, 14), textcoords="offset points", ha="center",
                 color=COLORS["verde"], fontsize=LEGEND_SIZE, fontweight="bold")
-    legend_on_top(figure, ax)
+    legend_above(figure, ax)
     style_axes(ax)
+    describe_figure(figure, (
+        "Presupuesto ε contra el orden de Rényi α: la curva RDP sube con α, la conversión "
+        "ln(1/δ)/(α − 1) baja, y su suma, el ε total, es mínima en "
+        f"α ≈ {format_number(alphas[best], 2)}, con "
+        f"ε ≈ {format_number(total[best], 1)}."))
+    fit_margins(figure, ax)
     return figure
 
 
@@ -425,7 +510,7 @@ def plot_gradient_norms(norms, *, clip_norm) -> Figure:
     norms = as_float_array(norms, name="norms")
     figure, ax = new_figure()
     bins = np.linspace(0.0, float(max(norms.max(), clip_norm)) * 1.02, 41)
-    ax.hist(norms, bins=bins, color=COLORS["azul"], alpha=0.85, label="antes del recorte")
+    _draw_histogram(ax, norms, bins, label="antes del recorte")
     ax.axvline(float(clip_norm), color=COLORS["naranja"], linewidth=2.8,
                label=f"cota C = {format_number(clip_norm)}")
     clipped = float(np.mean(norms > clip_norm))
@@ -434,6 +519,12 @@ def plot_gradient_norms(norms, *, clip_norm) -> Figure:
     ax.legend(loc="upper right", title=f"recortadas: {format_number(100 * clipped, 0)} %",
               title_fontsize=LEGEND_SIZE)
     style_axes(ax, grid_axis="y")
+    describe_figure(figure, (
+        f"Histograma de las normas L2 de los gradientes de {format_number(norms.size)} personas, con una "
+        f"línea en la cota de recorte C = {format_number(clip_norm)}: la mayor norma es "
+        f"{format_number(norms.max(), 2)} y se recortan las del {format_number(100 * clipped, 0)}{PERCENT_SIGN} "
+        "de las personas."))
+    fit_margins(figure, ax)
     return figure
 
 
@@ -463,8 +554,14 @@ def plot_privacy_utility(epsilons, accuracies, *, nonprivate, majority) -> Figur
     high = max(float(nonprivate), float(np.max(accuracies)))
     ax.set_ylim(low - 0.03, high + 0.02)
     percent_ticks(ax.yaxis)
-    legend_on_top(figure, ax, ncols=2)
+    legend_above(figure, ax, ncols=2)
     style_axes(ax)
+    describe_figure(figure, (
+        f"Exactitud del modelo privado contra el presupuesto ε (de {format_significant(epsilons[0], 2)} a "
+        f"{format_significant(epsilons[-1], 2)}, eje logarítmico), con líneas para el modelo sin privacidad "
+        f"({format_percent(nonprivate)}) y la clase mayoritaria ({format_percent(majority)}): la exactitud "
+        f"media va de {format_percent(mean[0])} con el ε menor a {format_percent(mean[-1])} con el mayor."))
+    fit_margins(figure, ax)
     return figure
 
 
@@ -494,6 +591,13 @@ def plot_iterations_cost(iterations, accuracies, *, epsilon, majority=None) -> F
     ax.set_xlabel("iteraciones, T")
     ax.set_ylabel("exactitud")
     percent_ticks(ax.yaxis)
-    legend_on_top(figure, ax, ncols=2)
+    legend_above(figure, ax, ncols=2)
     style_axes(ax)
+    majority_text = f"; la clase mayoritaria da {format_percent(majority)}" if majority is not None else ""
+    describe_figure(figure, (
+        f"Exactitud del modelo privado contra el número de iteraciones T (de {format_number(iterations[0])} "
+        f"a {format_number(iterations[-1])}, eje logarítmico) con ε = {format_number(epsilon)}: la exactitud "
+        f"media es máxima, {format_percent(mean[best])}, con T = {format_number(iterations[best])}, y baja "
+        f"con más iteraciones{majority_text}."))
+    fit_margins(figure, ax)
     return figure

@@ -11,6 +11,10 @@ Estas figuras fijan sus márgenes (``figure_style.fix_margins``) en vez de
 usar el diseño «constrained»: sus rótulos tienen un largo conocido, y así
 cada una se dibuja en la mitad del tiempo cuando la celda vuelve a correr en
 el navegador.
+
+Como las de ``dpdeck.figures``, cada figura dice lo que muestra (qué curvas,
+qué ejes y el número clave) con ``dpdeck.protocol.describe_figure``: es el
+texto alternativo de la imagen en la diapositiva.
 """
 
 from __future__ import annotations
@@ -33,9 +37,11 @@ from .figure_style import (
     percent_ticks,
     plain_log_ticks,
     style_axes,
+    spanish_list,
     styled,
 )
 from .numbers import format_number, format_percent
+from .protocol import describe_figure
 
 __all__ = [
     "plot_hospital_example",
@@ -108,6 +114,13 @@ def plot_hospital_example(outputs, density_with, density_without, *, epsilon, co
     legend_above(figure, top, ncols=2)
     style_axes(top)
     style_axes(bottom)
+    describe_figure(figure, (
+        "Arriba, la densidad de la salida publicada s (eje horizontal, de "
+        f"{format_number(outputs.min(), 0)} a {format_number(outputs.max(), 0)}) con la persona X, centrada en "
+        f"f(D) = {format_number(count)}, y sin ella, centrada en {format_number(count - 1)}: dos campanas de "
+        f"Laplace casi superpuestas. Abajo, su razón: nunca sale de la franja entre "
+        f"{format_number(1 / bound, 2)} y {format_number(bound, 2)} (e elevado a −ε y a ε, con "
+        f"ε = {format_number(epsilon)}); la mayor es {format_number(float(ratio.max()), 2)}."))
     return figure
 
 
@@ -137,6 +150,14 @@ def plot_fedavg_rounds(rounds, iid, non_iid, *, nonprivate, majority) -> Figure:
     percent_ticks(ax.yaxis)
     legend_above(figure, ax, ncols=2)
     style_axes(ax)
+    runs = f"media de {iid.shape[0]} corridas y franja de la peor a la mejor" if iid.shape[0] > 1 else "una corrida"
+    describe_figure(figure, (
+        f"Exactitud de FedAvg contra la ronda de comunicación (de {format_number(rounds[0])} a "
+        f"{format_number(rounds[-1])}; {runs}) con clientes IID y con un hospital por nivel: en la primera "
+        f"ronda, {format_percent(iid[:, 0].mean(), 1)} IID y {format_percent(non_iid[:, 0].mean(), 1)} "
+        f"con un hospital por nivel, cuya peor ronda cae a {format_percent(non_iid.min(), 1)}; líneas del "
+        f"modelo centralizado ({format_percent(nonprivate, 1)}) y de la clase mayoritaria "
+        f"({format_percent(majority, 1)})."))
     return figure
 
 
@@ -170,7 +191,18 @@ def plot_local_epochs(epochs, rounds_iid, rounds_non_iid, *, max_rounds, target)
     ax.set_ylabel(f"rondas hasta {format_percent(target, 1)}")
     legend_above(figure, ax, ncols=2)
     style_axes(ax)
+    describe_figure(figure, (
+        f"Rondas de comunicación hasta una exactitud de {format_percent(target, 1)} contra las épocas "
+        f"locales por ronda E ({spanish_list(format_number(e) for e in epochs)}; eje logarítmico): con "
+        f"clientes IID, {_rounds_text(rounds_iid, max_rounds)}; con un hospital por nivel, "
+        f"{_rounds_text(rounds_non_iid, max_rounds)}."))
     return figure
+
+
+def _rounds_text(rounds, max_rounds) -> str:
+    """«10, 5, 2 y 1 rondas», con «no llega en 30» donde una corrida no alcanzó el objetivo."""
+    return spanish_list(f"no llega en {format_number(max_rounds)}" if value is None else format_number(value)
+                        for value in rounds) + " rondas"
 
 
 _UNIT_COLORS = (COLORS["azul"], COLORS["morado"], COLORS["naranja"], COLORS["verde"])
@@ -205,4 +237,14 @@ def plot_privacy_units(epsilons, curves, *, nonprivate, majority) -> Figure:
     percent_ticks(ax.yaxis)
     legend_above(figure, ax, ncols=2)
     style_axes(ax)
+    means = {str(label): _as_curves(values, name=f"curva {label}").mean(axis=0) for label, values in curves.items()}
+    lowest_epsilon = spanish_list(f"{format_percent(m[0], 1)} para {label}" for label, m in means.items())
+    describe_figure(figure, (
+        f"Exactitud del mismo DP-FedAvg contra el presupuesto ε (de {format_number(epsilons[0])} a "
+        f"{format_number(epsilons[-1])}, eje logarítmico) según qué protege el ruido: "
+        f"{spanish_list(means)}; con líneas del modelo sin privacidad ({format_percent(nonprivate, 1)}) y de "
+        f"la clase mayoritaria ({format_percent(majority, 1)}). Con ε = {format_number(epsilons[0])} la "
+        f"exactitud media es de {lowest_epsilon}; "
+        f"con ε = {format_number(epsilons[-1])}, de "
+        f"{spanish_list(format_percent(m[-1], 1) for m in means.values())}."))
     return figure

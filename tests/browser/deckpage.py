@@ -143,6 +143,61 @@ READ_OUTPUT = """
 """
 
 
+# Watches a slide while something happens on it: every animation frame, how far
+# (slide px) each of the slide's other blocks has moved from where it was, and
+# how many figures the watched cell shows; Chromium's layout-shift entries add
+# up to the score it reports. `window.__stopLayoutWatch()` ends it.
+WATCH_LAYOUT = """
+(selector) => {
+  const cell = document.querySelector(selector);
+  const slide = cell.closest('section');
+  const others = Array.from(slide.children).filter((e) => !e.matches('aside.notes') && !e.contains(cell));
+  const top = (element) => element.getBoundingClientRect().top;
+  const start = others.map(top);
+  const seen = {maxShift: 0, shiftScore: 0, minFigures: Infinity, samples: 0, worst: null, shifted: []};
+  let running = true;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      // Only what happens on the slide: the page's chrome (the status chip) is not slide text.
+      const sources = (entry.sources || []).filter((source) => source.node && slide.contains(source.node));
+      if (!sources.length) continue;
+      seen.shiftScore += entry.value;
+      for (const source of sources) {
+        const node = source.node;
+        const name = node && node.nodeType === 1
+          ? node.tagName.toLowerCase() + '.' + String(node.className).split(' ')[0]
+          : node ? '#text ' + node.textContent.slice(0, 20) : '?';
+        const [before, after] = [source.previousRect, source.currentRect];
+        seen.shifted.push(`${name} ${Math.round(before.y)}→${Math.round(after.y)} `
+          + `h ${Math.round(before.height)}→${Math.round(after.height)} @${Math.round(entry.startTime)}`);
+      }
+    }
+  });
+  observer.observe({type: 'layout-shift'});
+  const tick = () => {
+    if (!running) return;
+    const scale = slide.getBoundingClientRect().height / slide.offsetHeight;
+    others.forEach((element, index) => {
+      const moved = Math.abs(top(element) - start[index]) / scale;
+      if (moved > seen.maxShift) {
+        seen.maxShift = moved;
+        seen.worst = element.tagName.toLowerCase() + ' ' + element.textContent.trim().slice(0, 30);
+      }
+    });
+    seen.minFigures = Math.min(seen.minFigures, cell.querySelectorAll('.cell-output img.out-figure').length);
+    seen.samples += 1;
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+  window.__stopLayoutWatch = () => {
+    running = false;
+    observer.disconnect();
+    return seen;
+  };
+}
+"""
+
+
 class DeckPage:
     """One browser page showing the deck."""
 
@@ -224,6 +279,14 @@ class DeckPage:
 
     def wait_for_slide(self, index: int) -> None:
         self.page.wait_for_function("h => Reveal.getIndices().h === h", arg=index)
+
+    def watch_layout(self, cell_selector: str) -> None:
+        """Start watching the slide of a cell: see stop_watching_layout."""
+        self.page.evaluate(WATCH_LAYOUT, cell_selector)
+
+    def stop_watching_layout(self) -> dict:
+        """{maxShift (slide px), shiftScore, minFigures, samples, worst} since watch_layout."""
+        return self.page.evaluate("() => window.__stopLayoutWatch()")
 
     def press(self, key: str) -> None:
         self.page.keyboard.press(key)
@@ -439,10 +502,18 @@ class CellView:
         return self.locator("img.out-figure")
 
     def wait_for_output_containing(self, text: str, timeout: int = RUN_TIMEOUT_MS) -> None:
+        """Wait until the cell shows `text`: in its output, or in the live tail of a run that prints."""
         # Function form: the page's CSP forbids the eval that string predicates need.
         self.page.wait_for_function(
-            "([selector, text]) => document.querySelector(selector).innerText.includes(text)",
-            arg=[self.output_selector, text], timeout=timeout)
+            "([selector, text]) => Array.from(document.querySelectorAll("
+            "`${selector} > .cell-output, ${selector} > .cell-live`)).some((e) => e.innerText.includes(text))",
+            arg=[self.selector, text], timeout=timeout)
+
+    def live_tail_text(self) -> str:
+        """What a running cell shows of its printed text over its previous output ('' when none)."""
+        return self.page.evaluate(
+            "(selector) => { const tail = document.querySelector(selector + ' > .cell-live');"
+            " return tail && !tail.hidden ? tail.innerText : ''; }", self.selector)
 
     def wait_for_figures_loaded(self, timeout: int = RUN_TIMEOUT_MS) -> None:
         self.page.wait_for_function(

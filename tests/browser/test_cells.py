@@ -76,6 +76,23 @@ def test_cells_have_the_stable_hooks(live_deck):
         assert cell.locator(".cell-output[data-origin]").count() == 1
 
 
+def test_the_buttons_symbols_are_for_the_eye_only(live_deck):
+    # reveal.js announces each slide by copying its text into a live region; a «▶» copied
+    # there asked for the symbols' fallback font on some visits and not others.
+    page = live_deck.page
+    buttons = page.evaluate("""() => [...document.querySelectorAll('.cell [data-action]')].map((button) => ({
+        label: button.getAttribute('aria-label') || [...button.childNodes].filter((node) => !(node.getAttribute && node.getAttribute('aria-hidden') === 'true'))
+                 .map((node) => node.textContent).join('').trim(),
+        symbol: (button.querySelector('[aria-hidden=true]') || {}).textContent}))""")
+    assert {(button["symbol"], button["label"]) for button in buttons} == {
+        ("▶", "Ejecutar"), ("■", "Detener"), ("↺", "Original"), ("⤓", ".py"),
+        ("", "Ampliar la celda")}  # the zoom button: a drawn icon, hidden, and its name in aria-label
+    live_deck.cell("otra").show()
+    page.wait_for_function("() => document.querySelector('.reveal .aria-status').textContent.includes('Ejecutar')")
+    announced = page.evaluate("() => document.querySelector('.reveal .aria-status').textContent")
+    assert not set("▶■↺⤓") & set(announced), announced
+
+
 def test_the_script_surface_is_small_and_plain(live_deck):
     page = live_deck.page
     surface = page.evaluate("""() => {
@@ -100,7 +117,8 @@ def test_a_figure_runs_live_with_the_prerendered_markup(live_deck):
     image = figura.figures()
     assert image.count() == 1
     assert image.get_attribute("src").startswith("blob:")
-    assert image.get_attribute("alt") == "Figura 1 de la celda figura"
+    # What it shows, from what matplotlib knows of a figure without a description of its own.
+    assert image.get_attribute("alt") == "Figura 1: gráfico sin descripción propia: 20 barras"
     assert image.evaluate("img => img.naturalWidth") == 480
 
 

@@ -8,6 +8,10 @@ layout of any machine, whatever fonts it has installed. Checked with every slide
 laid out at once (?print-pdf) and on the page as a lecturer opens it (its chrome
 included). KaTeX's MathML copy for screen readers is left out: it is clipped to
 nothing and never drawn.
+
+And no character is drawn as an empty box: each one's glyph is in a font of
+its element's list (a character no font has looks, drawn on a canvas in that
+list, exactly like a code point no font has).
 """
 
 from __future__ import annotations
@@ -30,6 +34,40 @@ MARK_TEXT_ELEMENTS = """() => {
   }
   return count;
 }"""
+
+
+# Characters on screen (beyond ASCII) that no font of their element's list draws.
+MISSING_GLYPHS = """() => {
+  const canvas = document.createElement('canvas');
+  canvas.width = canvas.height = 64;
+  const context = canvas.getContext('2d', {willReadFrequently: true});
+  const draw = (font, text) => {
+    context.clearRect(0, 0, 64, 64);
+    context.font = font;
+    context.fillText(text, 4, 48);
+    return context.getImageData(0, 0, 64, 64).data.join(',');
+  };
+  const seen = new Map();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!parent || parent.closest('.katex-mathml') || !parent.getClientRects().length) continue;
+    const style = getComputedStyle(parent);
+    for (const char of node.textContent) {
+      if (char.codePointAt(0) < 0x80 || /\\s/.test(char)) continue;
+      const font = `${style.fontStyle} ${style.fontWeight} 40px ${style.fontFamily}`;
+      if (!seen.has(font + char)) seen.set(font + char, {char, font, element: parent.className || parent.tagName});
+    }
+  }
+  const missing = [...seen.values()].filter(({char, font}) => draw(font, char) === draw(font, '\\u{10FFFD}'));
+  return {checked: seen.size, missing: missing.map(({char, element}) => `${char} (${String(element).slice(0, 40)})`)};
+}"""
+
+
+def check_every_glyph_is_drawn(page) -> None:
+    glyphs = page.evaluate(MISSING_GLYPHS)
+    assert glyphs["checked"] > 0
+    assert glyphs["missing"] == [], "caracteres que ninguna letra del mazo dibuja (se verían como una caja)"
 
 
 def read_fonts_drawing_text(page) -> tuple[dict[str, list[str]], int]:
@@ -72,6 +110,7 @@ def test_every_slide_is_drawn_with_the_decks_own_fonts(deck_url, new_page):
     drawn, marked = read_fonts_drawing_text(page)
     assert marked > 1000   # the whole lecture is laid out
     check_only_deck_fonts(drawn)
+    check_every_glyph_is_drawn(page)
     assert any(family.startswith("KaTeX_") for family in drawn)
 
 
@@ -81,3 +120,4 @@ def test_the_page_and_its_chrome_use_the_decks_own_fonts(deck_url, new_page):
     page.wait_for_selector(".python-status", state="attached")
     drawn, _ = read_fonts_drawing_text(page)
     check_only_deck_fonts(drawn)
+    check_every_glyph_is_drawn(page)

@@ -209,11 +209,20 @@ def test_no_channel_reaches_another_server(open_page, cells_url, logging_server)
     try:
         deck = DeckPage(page)
         deck.wait_until_ready()
+        # What the browser let through: a request past the guards that the policy
+        # blocked is still seen starting (and failing), never finishing.
+        finished, failed = [], []
+        context.on("requestfinished", lambda request: finished.append(request.url))
+        context.on("requestfailed", lambda request: failed.append((request.url, request.failure)))
         results = try_channels(deck, logging_server, CHANNELS)
         time.sleep(SETTLE_S)
         report(results)
         assert logging_server.snapshot() == [], "una celda llegó a otro servidor"
-        assert off_origin(deck.requests, cells_url) == []
+        assert off_origin(finished, cells_url) == []
+        blocked = [(url, failure) for url, failure in failed if off_origin([url], cells_url)]
+        assert all(failure == "csp" for _, failure in blocked), blocked
+        # Only channels past the guards ever get as far as a request.
+        assert {urlsplit(url).path.strip("/") for url, _ in blocked} <= {*NATIVE_CHANNELS, "worker-native"}, blocked
         # The deck is unharmed: Python is the same one, and cells still run.
         assert deck.python_state == "ready"
         assert deck.stats["restarts"] == 0
@@ -293,7 +302,8 @@ def test_past_the_guards_the_policy_blocks_and_the_cell_is_told(live_deck, loggi
 
 @pytest.mark.parametrize("server", ["cells_plain_url"])
 def test_a_plain_server_under_a_sub_path_keeps_the_policy(server, request, open_page, logging_server):
-    """No COOP/COEP, the deck in a sub-folder of a plain http.server: same policy, same silence."""
+    """No COOP/COEP, no policy header, the deck in a sub-folder of a plain http.server: the worker
+    still runs under the page's <meta> policy, and the server hears nothing."""
     url = request.getfixturevalue(server)
     context, page = open_page(url + "?autorun=0")
     try:
@@ -302,9 +312,10 @@ def test_a_plain_server_under_a_sub_path_keeps_the_policy(server, request, open_
         assert deck.isolated is False
         assert deck.python["inheritsPolicy"] is True
         # A fresh Python: the first JavaScript error of its life (a `new` among them) says what happened.
+        # Past the guards, only the page's policy, inherited by the worker, keeps the server silent here.
         results = try_channels(deck, logging_server, ["websocket", "fetch", "import-scripts", "nested-worker",
-                                                      "socket"])
-        time.sleep(1.0)
+                                                      "socket", *NATIVE_CHANNELS, "worker-native"])
+        time.sleep(SETTLE_S)
         report(results)
         assert logging_server.snapshot() == []
         for channel in ("websocket", "fetch", "import-scripts", "nested-worker"):
@@ -313,6 +324,8 @@ def test_a_plain_server_under_a_sub_path_keeps_the_policy(server, request, open_
             assert "no se envió nada" in text and "SystemError" not in text, (channel, text)
             assert "worker.js" not in text, (channel, text)
         assert "no salió nada del navegador" in results["socket"]["text"]
+        for channel in NATIVE_CHANNELS:
+            assert "La política de seguridad de la página bloqueó" in results[channel]["text"], channel
         assert deck.cell("otra").run() == "done"
     finally:
         context.close()

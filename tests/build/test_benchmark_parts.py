@@ -69,3 +69,43 @@ def test_the_summary_flattens_boot_steps_and_judges_the_targets():
         {"core": 900, "imports.numpy": 200}
     assert bench.ratio(500, 1000) == "0.50×" and bench.ratio(None, 1000) == "—" and bench.ratio(1, 0) == "—"
     assert bench.median([3, None, 1, 2]) == 2 and bench.median([None]) is None
+
+
+def test_the_pyodide_timing_starts_from_the_workers_own_warmup():
+    imports, cell = bench.read_worker_warmup()
+    assert imports.index("dpdeck.cellrun") < imports.index("matplotlib.pyplot")
+    assert "plt.subplots()" in cell and r"$\varepsilon = 1$" in cell
+    compile(cell, "<arranque>", "exec")
+    worker = 'const WARM_IMPORTS = ["numpy"];\nconst WARMUP_CELL = `\nx = r"\\\\alpha"\n`;\n'
+    assert bench.read_worker_warmup(worker) == (["numpy"], '\nx = r"\\alpha"\n')
+
+
+def print_cell_times(title: str, rows: list[tuple[str, str]]) -> None:
+    print(f"\n{title}")
+    for cell_id, shown in rows:
+        print(f"  {cell_id:28} {shown}")
+
+
+def test_every_cell_is_timed_natively(dist_dir, capsys):
+    # A benchmark figure to read, never a limit: the table is printed, the test checks each cell was timed.
+    cells = bench.read_cells(dist_dir)
+    times = bench.time_cells_natively(cells)
+    assert list(times) == [cell["id"] for cell in cells]
+    assert all(entry["wall"] > 0 and entry["cpu"] >= 0 for entry in times.values())
+    with capsys.disabled():
+        print_cell_times(f"Tiempo nativo de cada celda (run_cell en caliente, mediana de {bench.NATIVE_REPEATS}; "
+                         "CPU y reloj)",
+                         [(cell_id, f"CPU {entry['cpu']:.3f} s  reloj {entry['wall']:.3f} s") for cell_id, entry in
+                          sorted(times.items(), key=lambda item: -item[1]["cpu"])])
+
+
+def test_cells_are_timed_in_the_decks_pyodide_under_node(dist_dir, capsys):
+    cells = [cell for cell in bench.read_cells(dist_dir) if cell["id"] in ("censo", "densidades-laplace")]
+    cells.append({"id": "falla", "source": "1 / 0"})
+    times = bench.time_cells_in_pyodide(dist_dir, cells, repeats=1)
+    assert {cell_id: entry["status"] for cell_id, entry in times.items()} == {
+        "censo": "done", "densidades-laplace": "done", "falla": "error"}
+    assert all(entry["wall"] > 0 and entry["cpu"] > 0 and entry["first"] > 0 for entry in times.values())
+    with capsys.disabled():
+        print_cell_times("En Pyodide bajo Node (CPU, después del arranque del worker)",
+                         [(cell_id, f"{entry['cpu']:.3f} s") for cell_id, entry in times.items()])

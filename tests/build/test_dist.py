@@ -197,6 +197,18 @@ def test_only_the_dpdeck_package_ships_never_the_build(dist_dir):
     assert find_packages(where=str(ROOT / found["where"][0]), include=found["include"]) == ["dpdeck"]
 
 
+def test_the_accessibility_checker_is_pinned_but_never_shipped(dist_dir):
+    """axe-core is for the browser tests only: pinned, yet no file of dist/ is it or loads it."""
+    from deckbuild.pins import find_pin
+
+    axe = find_pin("axe-core", "axe.min.js")
+    assert axe.ship == "" and axe not in list_shipped_pins()
+    shipped = {sha256(dist_dir / name) for name in read_manifest(dist_dir)}
+    assert axe.sha256 not in shipped
+    page_files = [dist_dir / "index.html", dist_dir / "sw.js", *(dist_dir / "js").glob("*.js")]
+    assert [path.name for path in page_files if re.search(r"\baxe(-core|\.min)", path.read_text())] == []
+
+
 def test_the_fonts_are_the_pinned_files_declared_by_the_stylesheet(dist_dir):
     """dist/fonts/ holds exactly the pinned fonts; css/main.css declares each (woff2, swap, relative URL)."""
     pinned = {pin.ship: pin.sha256 for pin in list_shipped_pins() if pin.ship.startswith("fonts/")}

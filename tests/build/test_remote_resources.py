@@ -13,8 +13,7 @@ import re
 import pytest
 
 from deck_fixtures import run_build, write_deck
-from deckbuild.errors import SourceError
-from deckbuild.errors import BuildError
+from deckbuild.errors import BuildError, SourceError
 from deckbuild.policy import (check_page_scripts, compose_policy, describe_remote, find_inline_scripts,
                               find_remote_loads, hash_script, policy_for_page)
 from deckbuild.slides import read_deck

@@ -19,7 +19,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Rectangle, StepPatch
 from matplotlib.ticker import FixedLocator
 
 from dpdeck import experiments, figure_style, figures
@@ -150,6 +150,44 @@ def test_every_text_fits_inside_the_figure(demo_figures, name):
     assert outside == []
 
 
+def test_figures_measure_their_margins_instead_of_laying_out_twice(demo_figures):
+    # The constrained layout drew every figure twice (once to measure); fit_margins measures the texts only.
+    assert all(figure.get_layout_engine() is None for figure in demo_figures.values())
+
+
+@pytest.mark.parametrize("name", sorted(name for name in DEMOS if name not in ("laplace_densities", "laplace_vs_gauss",
+                                                                                "averaging_error", "private_histogram",
+                                                                                "gradient_norms")))
+def test_the_legend_above_never_covers_the_axes_or_their_tick_labels(demo_figures, name):
+    figure = demo_figures[name]
+    renderer = figure.canvas.get_renderer()
+    (legend,) = figure.legends
+    bottom = legend.get_window_extent(renderer).y0
+    ax = figure.axes[0]
+    tops = [ax.get_window_extent(renderer).y1]
+    tops += [label.get_window_extent(renderer).y1 for label in ax.yaxis.get_ticklabels() if label.get_visible()
+             and label.get_text() and ax.get_ylim()[0] <= label.get_position()[1] <= ax.get_ylim()[1]]
+    assert bottom >= max(tops) - 1
+
+
+def test_margins_grow_with_wider_tick_labels():
+    # A class that asks for 200 000 attacks gets counts of five digits on the y axis: they still fit.
+    rng = np.random.default_rng(0)
+    figure = drawn(figures.plot_attack_through_noise(rng.laplace(1.0, 4.0, size=200_000), signal=1))
+    renderer = figure.canvas.get_renderer()
+    ax = figure.axes[0]
+    assert max(len(label.get_text()) for label in ax.yaxis.get_ticklabels()) >= 5
+    box = ax.get_tightbbox(renderer)
+    assert box.x0 >= figure.bbox.x0 - 1 and box.y0 >= figure.bbox.y0 - 1
+
+
+def test_log_ticks_are_plain_text_powers_of_ten(demo_figures):
+    # Superscripts in plain text read the same as mathtext's 10^{n} and cost no parsing.
+    labels = tick_labels(demo_figures["accountants"])
+    assert "10⁴" in labels and "10⁰" in labels
+    assert not [label for figure in demo_figures.values() for label in tick_labels(figure) if "$" in label]
+
+
 # ------------------------------------------------------------------- Spanish
 
 
@@ -244,7 +282,8 @@ def test_attack_marks_zero_and_the_signal(demo_figures):
     ax = demo_figures["attack_through_noise"].axes[0]
     verticals = sorted(line.get_xdata()[0] for line in ax.get_lines())
     assert verticals == [0.0, 1.0]
-    assert len([patch for patch in ax.patches if isinstance(patch, Rectangle)]) == 60
+    (histogram,) = [patch for patch in ax.patches if isinstance(patch, StepPatch)]
+    assert len(histogram.get_data().values) == 60
 
 
 def test_averaging_error_is_log_log_with_reference_line(demo_figures):
@@ -384,3 +423,36 @@ def test_figures_do_not_touch_pyplot_or_global_style():
     figures.plot_vector_noise(np.arange(1, 5), [1, 2, 3, 4], [2, 2.5, 3, 3.2], crossing=3)
     assert plt.get_fignums() == open_before
     assert dict(matplotlib.rcParams) == before
+
+
+# ------------------------------------------------------------ what each figure says it shows
+
+# The key number each lecture figure's description gives, as the slide writes it.
+KEY_NUMBERS = {
+    "laplace_densities": "0,25, 0,5, 1 y 2",
+    "attack_through_noise": "2000 restas",
+    "averaging_error": "k = 1000",
+    "private_histogram": "16 categorías",
+    "clipping_elbow": "b ≈ 15 849",
+    "local_sensitivity_leak": "99 999",
+    "laplace_vs_gauss": "0,25",
+    "vector_noise": "k = 12",
+    "accountants": "36,5 (Rényi DP)",
+    "rdp_conversion": "α ≈ 1,96",
+    "gradient_norms": "C = 1",
+    "privacy_utility": "83" + PERCENT_SIGN,
+    "iterations_cost": "T = 5",
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEMOS))
+def test_every_figure_says_what_it_shows_with_its_key_number(demo_figures, name):
+    from dpdeck.protocol import figure_description
+
+    description = figure_description(demo_figures[name])
+    assert description and len(description) >= 80, description
+    assert KEY_NUMBERS[name] in description, description
+    # Spanish prose and the deck's number format: no decimal point, no English.
+    assert not re.search(r"\d\.\d|[{}]", description), description  # no decimal point, no unfilled field
+    assert not ENGLISH.search(description), description
+    assert description.endswith(".") and description[0].isupper()

@@ -149,6 +149,38 @@ def test_a_client_that_never_reaches_the_target_is_drawn_hollow_at_the_top():
     assert len(hollow) == 1 and list(hollow[0].get_ydata()) == [9]
 
 
+def test_a_target_never_reached_is_said_in_the_description():
+    figure = figures_federated.plot_local_epochs([1, 2], [3, None], [4, 5], max_rounds=9, target=0.8)
+    from dpdeck.protocol import figure_description
+
+    assert "con clientes IID, 3 y no llega en 9 rondas" in figure_description(figure)
+
+
+# ------------------------------------------------------------ what each figure says it shows
+
+# The key numbers each chapter-6 figure's description gives, as the slide writes them.
+KEY_NUMBERS = {
+    "hospital_example": ("f(D) = 42", "entre 0,61 y 1,65", "ε = 0,5"),
+    "fedavg_rounds": ("de 1 a 20", "82,6\u00a0% IID", "78,3\u00a0% con un hospital por nivel",
+                      "centralizado (83,1\u00a0%)"),
+    "local_epochs": ("82,6\u00a0%", "1, 2, 5 y 10", "IID, 10, 5, 2 y 1 rondas", "nivel, 10, 14, 9 y 9 rondas"),
+    "privacy_units": ("de 0,1 a 10", "personas (cap. 5), clínicas de 10 y 16 hospitales",
+                      "con ε = 10, de 83,0\u00a0%, 82,2\u00a0% y 76,1\u00a0%"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEMOS))
+def test_every_figure_says_what_it_shows_with_its_key_numbers(demo_figures, name):
+    from dpdeck.protocol import figure_description
+
+    description = figure_description(demo_figures[name])
+    assert description and len(description) >= 80, description
+    assert [number for number in KEY_NUMBERS[name] if number not in description] == [], description
+    assert not re.search(r"\d\.\d|[{}]", description), description  # no decimal point, no unfilled field
+    assert not ENGLISH.search(description), description
+    assert description.endswith(".") and description[0].isupper()
+
+
 def test_mismatched_lengths_are_rejected_in_spanish():
     with pytest.raises(ValueError, match="misma longitud"):
         figures_federated.plot_fedavg_rounds([1, 2, 3], [0.8, 0.8], [0.7, 0.7, 0.7], nonprivate=0.83, majority=0.76)

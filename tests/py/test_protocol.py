@@ -51,7 +51,7 @@ process.stdout.write(JSON.stringify({
 SAMPLES = {
     "classes": [["stream", "stdout"], ["stream", "stderr"], ["stream", "otro"], ["value", ""],
                 ["figure", ""], ["error", ""]],
-    "figures": [[1, "ataque-karen"], [12, "codo"]],
+    "figures": [[1, "Histograma de 2000 restas"], [12, "Error de la suma contra la cota b: mínimo en b ≈ 15 849."]],
     "errors": [{"ename": "ValueError", "evalue": "malo", "traceback": "Error en la línea 1."},
                {"ename": "ValueError", "evalue": "malo"}],
 }
@@ -104,11 +104,23 @@ def test_markup_helpers():
     assert protocol.output_class("stream", stream="stderr") == "out-stream out-stderr"
     assert protocol.output_class("stream", stream="otro") == "out-stream out-stdout"
     assert protocol.output_class("figure") == "out-figure"
-    assert protocol.figure_alt(2, "codo") == "Figura 2 de la celda codo"
+    assert protocol.figure_alt(2, "ε total contra k") == "Figura 2: ε total contra k"
     assert protocol.error_text({"ename": "KeyError", "evalue": "'x'"}) == "KeyError: 'x'"
     assert protocol.error_text({"ename": "E", "evalue": "m", "traceback": "traza"}) == "traza"
     assert protocol.NOTICE_CLASS.split() == ["out-error", "out-notice"]
     assert protocol.OUTPUT_AREA_CLASS == "cell-output"
+
+
+def test_a_figure_carries_the_description_its_function_gives_it():
+    class Drawing:  # anything a figure function returns
+        pass
+
+    drawing = Drawing()
+    assert protocol.figure_description(drawing) is None
+    assert protocol.describe_figure(drawing, "  Densidades\nde Laplace  ") is drawing
+    assert protocol.figure_description(drawing) == "Densidades de Laplace"
+    with pytest.raises(ValueError, match="vacía"):
+        protocol.describe_figure(drawing, "  ")
 
 
 def test_the_contract_cannot_be_changed_from_python():

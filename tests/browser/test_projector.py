@@ -1,0 +1,165 @@
+"""Code readable from the back of the room (the whole lecture, dist/, headless Chromium).
+
+* On a 1024×768 projector the slide grows to 1280×960 (the window's 4:3
+  shape) and every cell's code and output are drawn at 18 px or more, and no
+  slide overflows its box nor needs a scrollbar in a cell, with every answer
+  shown: the same check the 1280×720 tour makes (test_deck.py).
+* The sizes at 1280×720 and 1024×768 are printed.
+* The first paint, before any script file, already has that shape.
+* The presenter's code size: + and − change it a step (reveal's help lists
+  the keys), 0 goes back, and the choice survives a reload.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from deckpage import DeckPage
+from test_boot import SLIDE_BOXES
+from test_deck import CHECK_OVERFLOW, slide_label
+
+PROJECTOR = (1024, 768)
+WIDE = (1280, 720)
+MIN_PROJECTED_PX = 18
+
+# The smallest code and output text on a slide, in window pixels (font size × reveal's scale).
+TEXT_SIZES = """
+(index) => {
+  const slide = Reveal.getSlides()[index];
+  const scale = Reveal.getScale();
+  const size = (selector) => {
+    const sizes = Array.from(slide.querySelectorAll(selector))
+      .filter((element) => element.getClientRects().length)
+      .map((element) => parseFloat(getComputedStyle(element).fontSize) * scale);
+    return sizes.length ? Math.min(...sizes) : null;
+  };
+  return {code: size('.cell .cm-line'), output: size('.cell-output pre')};
+}
+"""
+
+
+def walk(deck) -> tuple[dict, dict, tuple[int, int]]:
+    """Every slide with its answers: overflow problems and the smallest code and output sizes."""
+    page = deck.page
+    slides = page.evaluate(
+        "() => Reveal.getSlides().map((s) => [s.id || null, s.querySelectorAll('.fragment').length])")
+    problems, sizes = {}, {}
+    size = None
+    for index, (slide_id, fragments) in enumerate(slides):
+        deck.go_to_slide(index, fragments)
+        result = page.evaluate(CHECK_OVERFLOW, index)
+        size = (result["width"], result["height"])
+        if result["problems"]:
+            problems[slide_label(index, slide_id)] = result["problems"]
+        measured = page.evaluate(TEXT_SIZES, index)
+        if measured["code"] is not None:
+            sizes[slide_label(index, slide_id)] = measured
+    return problems, sizes, size
+
+
+def open_deck(new_deck, deck_url, viewport, query="?autorun=0"):
+    deck = new_deck(deck_url + "index.html" + query, viewport=viewport)
+    deck.wait_for_cells()
+    deck.page.evaluate("() => document.fonts.ready.then(() => true)")
+    deck.without_transitions()
+    return deck
+
+
+def summary(sizes: dict) -> str:
+    codes = [size["code"] for size in sizes.values()]
+    outputs = [size["output"] for size in sizes.values() if size["output"] is not None]
+    return f"código {min(codes):.1f}–{max(codes):.1f} px, salida {min(outputs):.1f}–{max(outputs):.1f} px"
+
+
+def test_a_1024x768_projector_shows_code_and_output_at_18_px_and_nothing_overflows(new_deck, deck_url):
+    deck = open_deck(new_deck, deck_url, PROJECTOR)
+    problems, sizes, size = walk(deck)
+    print(f"\n1024×768: diapositiva {size[0]}×{size[1]}; {summary(sizes)} en {len(sizes)} diapositivas con celdas")
+    assert size == (1280, 960)
+    assert len(sizes) >= 25
+    small = {label: measured for label, measured in sizes.items()
+             if measured["code"] < MIN_PROJECTED_PX or (measured["output"] or 99) < MIN_PROJECTED_PX}
+    assert small == {}
+    assert problems == {}
+
+
+def test_code_sizes_at_1280x720_are_reported(new_deck, deck_url):
+    deck = open_deck(new_deck, deck_url, WIDE)
+    page = deck.page
+    sizes = {}
+    for index in page.evaluate("""() => Reveal.getSlides().map((s, i) => s.querySelector('.cell') ? i : -1)
+                                  .filter((i) => i >= 0)"""):
+        deck.go_to_slide(index)
+        sizes[index] = page.evaluate(TEXT_SIZES, index)
+    print(f"\n1280×720: diapositiva 1280×720; {summary(sizes)}")
+    assert min(size["code"] for size in sizes.values()) >= 16
+
+
+CODE_PX = """() => {
+  const line = Reveal.getCurrentSlide().querySelector('.cell .cm-line');
+  return parseFloat(getComputedStyle(line).fontSize) * Reveal.getScale();
+}"""
+
+
+SIDEWAYS_SCROLL = """() => {
+  const scroller = Reveal.getCurrentSlide().querySelector('.cell .cm-scroller');
+  return scroller.scrollWidth - scroller.clientWidth;
+}"""
+
+
+def test_the_presenter_changes_the_code_size_with_keys_and_it_is_remembered(new_deck, deck_url):
+    deck = open_deck(new_deck, deck_url, WIDE, "?autorun=0#/codo")
+    page = deck.page
+    deck.settle()
+    normal = page.evaluate(CODE_PX)
+    deck.blur()
+    deck.press("Equal")  # «+» (on a Spanish keyboard its own key; here the US one)
+    deck.press("NumpadAdd")
+    deck.settle()
+    bigger = page.evaluate(CODE_PX)
+    assert bigger > normal * 1.25, (normal, bigger)
+    assert page.get_attribute("html", "data-code-size") == "130"
+    assert "Letra del código: 130 %" in page.inner_text(".deck-announcer")
+    # The cell's code column grows with its code: no line needs scrolling sideways
+    # (a long cell scrolls down instead; «zoom this cell» shows it whole).
+    assert page.evaluate(SIDEWAYS_SCROLL) <= 1
+    deck.page.reload()
+    deck.wait_for_cells()
+    deck.settle()
+    assert page.evaluate(CODE_PX) == pytest.approx(bigger, abs=0.1)
+    deck.blur()
+    deck.press("Minus")
+    deck.settle()
+    assert page.get_attribute("html", "data-code-size") == "115"
+    deck.press("Digit0")
+    deck.settle()
+    assert page.evaluate(CODE_PX) == pytest.approx(normal, abs=0.1)
+    deck.page.reload()
+    deck.wait_for_cells()
+    assert page.get_attribute("html", "data-code-size") == "100"
+    # reveal's help lists the keys.
+    deck.blur()
+    deck.press("h")
+    page.wait_for_selector(".reveal .r-overlay-help table td")
+    help_text = page.inner_text(".reveal .r-overlay-help")
+    assert "Letra del código más grande" in help_text and "Letra del código más pequeña" in help_text
+
+
+@pytest.mark.parametrize("viewport", [PROJECTOR, (390, 844)], ids=["proyector-4-3", "telefono"])
+def test_the_first_paint_has_the_shape_reveal_then_gives(new_page, deck_url, viewport):
+    """Before any script file runs, the slide is painted in the layout the window gets (a taller
+    slide on 4:3, a page on a phone), every block where it stays once reveal.js has started."""
+    page = new_page(viewport=viewport)
+    page.route("**/*.js", lambda route: route.abort())
+    page.goto(deck_url + "?autorun=0#/hoja-de-ruta")
+    page.wait_for_selector(".reveal .slides > section.dp-first-paint-slide", state="visible", timeout=10_000)
+    page.evaluate("document.fonts.ready")
+    before = page.evaluate(SLIDE_BOXES, ".reveal .slides > section.dp-first-paint-slide")
+    full = DeckPage(new_page(deck_url + "?autorun=0#/hoja-de-ruta", viewport=viewport))
+    full.wait_for_reveal()
+    full.page.wait_for_selector(".reveal.ready .slides > section.present", state="visible", timeout=30_000)
+    full.page.evaluate("document.fonts.ready")
+    full.page.wait_for_timeout(500)  # reveal's fade
+    after = full.page.evaluate(SLIDE_BOXES, ".reveal .slides > section.present")
+    assert len(before) >= 2
+    assert before == after
