@@ -72,6 +72,11 @@ __all__ = [
 KIND = "privacidad-diferencial"
 DELTA = 1e-5
 SIGNIFICANT_DIGITS = 6
+# A real smaller than this is floating-point rounding (the difference between two computations
+# of the same model, the spread of equal accuracies): its last bits depend on the machine's order
+# of summation (native numpy and Pyodide's differ), so it is published as 0 and the same seed
+# gives the same JSON byte for byte everywhere.
+ROUNDING_NOISE = 1e-12
 
 LIMITATIONS = [
     "Ruido en punto flotante: muestrear Laplace con números de punto flotante deja huecos en las "
@@ -183,7 +188,7 @@ def read_extension_file(path) -> dict:
 
 
 def _plain(value):
-    """Convierte a tipos de JSON y redondea los reales a 6 cifras significativas."""
+    """Convierte a tipos de JSON y redondea los reales a 6 cifras significativas (por debajo de 10⁻¹², 0)."""
     if isinstance(value, dict):
         return {str(key): _plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
@@ -198,7 +203,7 @@ def _plain(value):
         number = float(value)
         if not math.isfinite(number):
             return None
-        if number == 0:
+        if abs(number) < ROUNDING_NOISE:
             return 0.0
         return float(f"{number:.{SIGNIFICANT_DIGITS}g}")
     if isinstance(value, str) or value is None:
