@@ -180,9 +180,14 @@ export class StatusPanel {
     this.restoreButton.hidden = !enabled;
   }
 
-  /** Another deck-wide button (another plugin's): added after the chip's own; returns it. */
+  /**
+   * Another deck-wide button (another plugin's): added after the chip's own,
+   * shown only while the chip is open (a closed chip offering «Descargar» or
+   * «Reintentar» keeps to those); returns it.
+   */
   addButton({ action, text, title, onClick }) {
     const button = this.makeButton(action, text, title, onClick);
+    button.classList.add("python-status-extra");
     this.panel.appendChild(button);
     return button;
   }
