@@ -15,9 +15,9 @@ export function downloadText(name, text, type = "text/plain") {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-/** Downloads a cell's code as `<cell id>.py`, ending with a line break like any Python file. */
+/** Downloads a cell's code as `<cell id>.py`, exactly as it is in its editor. */
 export function downloadPython(cellId, source) {
-  downloadText(`${cellId}.py`, source.endsWith("\n") ? source : `${source}\n`, "text/x-python");
+  downloadText(`${cellId}.py`, source, "text/x-python");
 }
 
 /**

@@ -86,7 +86,10 @@ def test_the_buttons_symbols_are_for_the_eye_only(live_deck):
         symbol: (button.querySelector('[aria-hidden=true]') || {}).textContent}))""")
     assert {(button["symbol"], button["label"]) for button in buttons} == {
         ("▶", "Ejecutar"), ("■", "Detener"), ("↺", "Original"), ("⤓", ".py"),
-        ("", "Ampliar la celda")}  # the zoom button: a drawn icon, hidden, and its name in aria-label
+        ("", "Ampliar la celda"),  # the zoom button: a drawn icon, hidden, and its name in aria-label
+        # The take-home tools (celltools.js): words only, named by their aria-label.
+        (None, "Copiar el código de la celda"), (None, "Copiar la salida"),
+        (None, "Descargar el código de la celda como archivo .py")}
     live_deck.cell("otra").show()
     page.wait_for_function("() => document.querySelector('.reveal .aria-status').textContent.includes('Ejecutar')")
     announced = page.evaluate("() => document.querySelector('.reveal .aria-status').textContent")

@@ -292,7 +292,7 @@ def test_a_cell_downloads_as_a_py_file_with_its_code_now(lecture):
     cell.show()
     edited = cell.original.rstrip("\n") + '\nprint("mi línea")'
     cell.set_source(edited)
-    assert cell.download_py() == ("tamano-e-epsilon.py", edited + "\n")
+    assert cell.download_py() == ("tamano-e-epsilon.py", edited)
     cell.reset_in_page()
 
 
