@@ -4,7 +4,8 @@ Against the built dist/ (the whole lecture) in headless Chromium at 1280×720:
 
 * on every slide, with every fragment shown, no piece of slide content (each
   line of text, each figure) meets the page's own chrome: the Python status
-  chip, reveal's arrows, the slide number and the progress bar; nor do those
+  chip, the index button (☰), reveal's arrows, the slide number and the
+  progress bar; nor do those
   meet each other. Checked while Python is loading (the download is held
   half-way) and once it is ready. A strip of the bottom of every slide in both
   states is saved under test-artifacts/chrome/;
@@ -81,6 +82,7 @@ CHROME_BOXES = """
     if (rect.width > 0 && rect.height > 0) boxes.push({what, box: [rect.left, rect.top, rect.right, rect.bottom]});
   };
   add('estado de Python', document.querySelector('.python-status'));
+  add('botón del índice', document.querySelector('.deck-menu-button'));
   for (const arrow of document.querySelectorAll('.reveal .controls button')) {
     if (getComputedStyle(arrow.parentElement).display === 'none') continue;
     add('flecha ' + (arrow.className.match(/navigate-\\w+/) || ['?'])[0], arrow);
@@ -167,7 +169,7 @@ def test_the_chrome_never_covers_slide_content_loading_or_ready(browser, deck_ur
     # The check can fail: each state really drew its chip, both arrows and the slide number.
     for chrome in (loading_chrome, ready_chrome):
         drawn = {part["what"] for part in chrome}
-        assert {"estado de Python", "número de diapositiva", "flecha navigate-left"} <= drawn, drawn
+        assert {"estado de Python", "botón del índice", "número de diapositiva", "flecha navigate-left"} <= drawn, drawn
     assert loading == {}
     assert ready == {}
 

@@ -385,20 +385,3 @@ def test_the_menu_lists_chapters_searches_and_shares_the_current_slide(new_deck,
     deck.wait_for_slide(0)
     # The slides have not changed: no highlight left in their text.
     assert page.evaluate("() => document.querySelectorAll('.reveal .slides mark').length") == 0
-
-
-@pytest.mark.parametrize("viewport", [(1280, 720), (1024, 768)])
-def test_the_menu_button_covers_no_slide_content(new_deck, deck_url, viewport):
-    deck = new_deck(deck_url + "index.html?autorun=0", viewport=viewport)
-    deck.wait_for_cells()
-    deck.without_transitions()
-    page = deck.page
-    covered = {}
-    for index in range(page.evaluate("() => Reveal.getTotalSlides()")):
-        deck.go_to_slide(index, page.evaluate("i => Reveal.getSlides()[i].querySelectorAll('.fragment').length", index))
-        box = page.evaluate("() => { const b = document.querySelector('.deck-menu-button').getBoundingClientRect();"
-                            " return [b.left, b.top, b.right, b.bottom]; }")
-        hits = [piece["what"] for piece in page.evaluate(CONTENT_BOXES, index) if overlap(box, piece["box"])]
-        if hits:
-            covered[index + 1] = hits[:3]
-    assert covered == {}

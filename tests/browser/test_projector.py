@@ -3,7 +3,9 @@
 * On a 1024×768 projector the slide grows to 1280×960 (the window's 4:3
   shape) and every cell's code and output are drawn at 18 px or more, and no
   slide overflows its box nor needs a scrollbar in a cell, with every answer
-  shown: the same check the 1280×720 tour makes (test_deck.py).
+  shown: the same check the 1280×720 tour makes (test_deck.py). A code line
+  wider than its cell wraps instead. The index button (☰) covers no slide
+  content there (test_chrome.py checks it at 1280×720).
 * The sizes at 1280×720 and 1024×768 are printed.
 * The first paint, before any script file, already has that shape.
 * The presenter's code size: + and − change it a step (reveal's help lists
@@ -16,6 +18,7 @@ import pytest
 
 from deckpage import DeckPage
 from test_boot import SLIDE_BOXES
+from test_chrome import CONTENT_BOXES, overlap
 from test_deck import CHECK_OVERFLOW, slide_label
 
 PROJECTOR = (1024, 768)
@@ -49,8 +52,12 @@ def walk(deck) -> tuple[dict, dict, tuple[int, int]]:
         deck.go_to_slide(index, fragments)
         result = page.evaluate(CHECK_OVERFLOW, index)
         size = (result["width"], result["height"])
-        if result["problems"]:
-            problems[slide_label(index, slide_id)] = result["problems"]
+        menu = page.evaluate("() => { const b = document.querySelector('.deck-menu-button').getBoundingClientRect();"
+                             " return [b.left, b.top, b.right, b.bottom]; }")
+        covered = [f"☰ sobre {piece['what']}" for piece in page.evaluate(CONTENT_BOXES, index)
+                   if overlap(menu, piece["box"])]
+        if result["problems"] or covered:
+            problems[slide_label(index, slide_id)] = result["problems"] + covered
         measured = page.evaluate(TEXT_SIZES, index)
         if measured["code"] is not None:
             sizes[slide_label(index, slide_id)] = measured

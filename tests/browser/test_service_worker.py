@@ -290,5 +290,6 @@ def test_a_metered_connection_waits_for_a_run_unless_the_person_chose(new_deck, 
     page.check(checkbox)
     page.keyboard.press("Escape")
     page.reload()
-    deck.wait_until_ready()
-    assert any("pyodide.asm.wasm" in url for url in page.requests)
+    deck.wait_for_cells()
+    # Python comes down on opening now (its download starting is enough to tell).
+    page.wait_for_function("() => ['loading', 'ready'].includes(document.documentElement.dataset.python)")
