@@ -580,6 +580,7 @@ async function runThrough(runCell, { runId, cellId, source }, extra = {}) {
   };
   const started = performance.now();
   let proxy;
+  let refused = [];
   cellScope.begin();
   try {
     proxy = runCell.callKwargs(source, {
@@ -599,12 +600,32 @@ async function runThrough(runCell, { runId, cellId, source }, extra = {}) {
     batcher.flush();
     cellScope.end();
     // Refusals so far were raised inside the cell: its own output shows them.
-    takeRefusals();
+    refused = takeRefusals();
   }
   const result = toPlain(proxy);
+  restoreLostRefusal(result, refused);
   result.elapsedMs = Math.round(performance.now() - started);
   await tellBlockedConnections(result);
   return { result, transfer: figureBuffers(result.outputs) };
+}
+
+// Chromium now and then loses the JavaScript error that a guard throws through
+// a call into JavaScript (most often a \`new\`, as in \`js.WebSocket.new(url)\`):
+// Python then reads «SystemError: error return without exception set», which
+// says nothing to a student. The guard knows what it refused during the cell,
+// and the refusal is what stopped it (the cell's last one): that is said instead.
+const LOST_JS_ERROR = "error return without exception set";
+
+function restoreLostRefusal(result, refused) {
+  if (!refused.length) return;
+  const lost = result.outputs.find(
+    (output) => output.type === OUTPUT.ERROR && output.ename === "SystemError" && output.evalue === LOST_JS_ERROR,
+  );
+  if (!lost) return;
+  const message = `TypeError: ${refused[refused.length - 1]}`;
+  lost.ename = "JsException";
+  lost.evalue = message;
+  lost.traceback = lost.traceback.replace(`SystemError: ${LOST_JS_ERROR}`, `pyodide.ffi.JsException: ${message}`);
 }
 
 function toPlain(proxy) {

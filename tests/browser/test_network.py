@@ -283,6 +283,24 @@ def test_refusals_say_what_happened(live_deck, logging_server):
     assert logging_server.snapshot() == []
 
 
+def test_a_refusal_whose_error_the_browser_lost_still_says_what_happened(live_deck, logging_server):
+    """The refusal that stopped a cell replaces a lost error's SystemError; a cell with no refusal keeps its own."""
+    # What Chromium now and then hands Python for a guard's error (worker.js, restoreLostRefusal).
+    lost = "raise SystemError('error return without exception set')"
+    cell = live_deck.cell("pruebas")
+    cell.show()
+    cell.set_source(f"import js\ntry:\n    js.WebSocket.new('ws://127.0.0.1:{logging_server.port}/perdido')\n"
+                    f"except Exception:\n    pass\n{lost}")
+    assert cell.run() == "error"
+    restored = cell.output_text()
+    assert "no se envió nada" in restored and f"ws://127.0.0.1:{logging_server.port}/perdido" in restored, restored
+    assert "SystemError" not in restored, restored
+    cell.set_source(lost)
+    assert cell.run() == "error"
+    assert "SystemError: error return without exception set" in cell.output_text()
+    assert logging_server.snapshot() == []
+
+
 NATIVE_CHANNELS = ("fetch-native", "import-scripts-native", "websocket-native", "event-source-native")
 
 
