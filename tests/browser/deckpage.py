@@ -408,27 +408,34 @@ class DeckPage:
             f'dialog.deck-menu .deck-menu-worksheets[data-chapter="{chapter}"] a[data-worksheet="{flavour}"]'))
 
 
-class CellView:
-    """One live cell, as its markup, its buttons and the script surface show it."""
+class SlideElementView:
+    """One element of a slide, found by `selector`: where it is and what is inside it."""
 
-    def __init__(self, deck: DeckPage, cell_id: str):
+    selector: str
+
+    def __init__(self, deck: DeckPage, element_id: str):
         self.deck = deck
         self.page = deck.page
-        self.id = cell_id
-        self.selector = f'.cell[data-cell-id="{cell_id}"]'
+        self.id = element_id
 
     def locator(self, inner: str = ""):
         return self.page.locator(f"{self.selector} {inner}".strip())
-
-    # ------------------------------------------------------------ where it is
 
     @property
     def slide_index(self) -> int:
         return self.page.evaluate(SLIDE_OF_CELL, self.selector)
 
     def show(self) -> None:
-        """Go to the cell's slide."""
+        """Go to the element's slide."""
         self.deck.go_to_slide(self.slide_index)
+
+
+class CellView(SlideElementView):
+    """One live cell, as its markup, its buttons and the script surface show it."""
+
+    def __init__(self, deck: DeckPage, cell_id: str):
+        super().__init__(deck, cell_id)
+        self.selector = f'.cell[data-cell-id="{cell_id}"]'
 
     # ------------------------------------------------------------ its code
 
@@ -590,24 +597,12 @@ class CellView:
             arg=self.selector, timeout=timeout)
 
 
-class ExerciseView:
+class ExerciseView(SlideElementView):
     """One exercise (`.ejercicio[data-exercise]`), as its buttons and its panel show it."""
 
     def __init__(self, deck: DeckPage, exercise_id: str):
-        self.deck = deck
-        self.page = deck.page
-        self.id = exercise_id
+        super().__init__(deck, exercise_id)
         self.selector = f'.ejercicio[data-exercise="{exercise_id}"]'
-
-    def locator(self, inner: str = ""):
-        return self.page.locator(f"{self.selector} {inner}".strip())
-
-    @property
-    def slide_index(self) -> int:
-        return self.page.evaluate(SLIDE_OF_CELL, self.selector)
-
-    def show(self) -> None:
-        self.deck.go_to_slide(self.slide_index)
 
     def click(self, action: str) -> None:
         """Click one of its buttons: check, hint, solution, use-solution, export."""
