@@ -70,8 +70,17 @@ def describe(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+# The plain numbers that reach the checkers thousands of times in one run of the lab (every
+# noisy release passes its value through three of them). For these types the general test
+# below, an isinstance against the abstract numbers.Real, costs more than the work it guards;
+# bool is a subclass of int but not this type, so it still takes the general path and fails.
+_PLAIN_REAL_TYPES = (float, int, np.float64)
+
+
 def check_number(value, *, name: str) -> float:
     """Exige un número real (no booleano, no texto) y lo devuelve como ``float``."""
+    if type(value) in _PLAIN_REAL_TYPES:
+        return float(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} debe ser un número real; se recibió {describe(value)}")
     return float(value)
@@ -172,6 +181,12 @@ def check_finite(values, *, name: str = "valores"):
 
     Devuelve un ``float`` si recibió un escalar y un arreglo ``float`` si no.
     """
+    if type(values) in _PLAIN_REAL_TYPES:
+        # What the general path below returns for these types, without its np.ndim; a value
+        # that is not finite goes on to it for the message.
+        number = float(values)
+        if math.isfinite(number):
+            return number
     if _is_scalar(values):
         number = check_number(values, name=name)
         if not math.isfinite(number):
