@@ -323,7 +323,7 @@ def choose_clipping_bound(values, *, epsilon, rng, candidates=None, final_epsilo
 # ---------------------------------------------------------------- promedios --
 
 
-def private_mean(values, *, upper, epsilon, rng, ledger=None) -> float:
+def private_mean(values, *, upper, epsilon, rng, ledger=None, size=None):
     """Promedio privado como cociente de dos consultas privadas.
 
     Fórmula: (Σ clip(x_i, 0, U) + Lap(U/(ε/2))) / (n + Lap(1/(ε/2))).
@@ -336,17 +336,31 @@ def private_mean(values, *, upper, epsilon, rng, ledger=None) -> float:
     El conteo ruidoso se lleva a un mínimo de 1 antes de dividir
     (posprocesamiento, no cuesta presupuesto). Con ``ledger`` anota las dos
     publicaciones.
+
+    Con ``size`` hace ``size`` publicaciones independientes y devuelve un
+    arreglo: los mismos promedios, sorteo por sorteo, que ``size`` llamadas
+    seguidas con el mismo generador (suma, conteo, suma, conteo…), con los
+    datos validados, recortados y sumados una sola vez. Cada una cuesta ε:
+    con ``ledger`` anota ``size`` sumas y ``size`` conteos.
     """
     values = check_values(values)
     upper = check_positive(upper, name="upper")
     epsilon = check_epsilon(epsilon)
     rng = check_rng(rng)
+    releases = 1 if size is None else check_positive_int(size, name="size")
     half = epsilon / 2.0
-    noisy_sum = private_clipped_sum(values, bound=upper, epsilon=half, rng=rng, ledger=ledger,
-                                    what="suma recortada")
-    noisy_count = private_count(np.ones(values.size, dtype=bool), epsilon=half, rng=rng, ledger=ledger,
-                                what="conteo de personas")
-    return noisy_sum / max(noisy_count, 1.0)
+    # The two exact answers do not change between releases: clip, sum and count once.
+    clipped_sum = float(np.sum(clip(values, bound=upper)))
+    everyone = float(count(np.ones(values.size, dtype=bool)))
+    means = np.empty(releases)
+    for release in range(releases):
+        # Sum, then count, release after release: the order of the draws of that many calls.
+        noisy_sum = laplace_mechanism(clipped_sum, sensitivity=upper, epsilon=half, rng=rng)
+        noisy_count = laplace_mechanism(everyone, sensitivity=1.0, epsilon=half, rng=rng)
+        means[release] = noisy_sum / max(noisy_count, 1.0)
+    _record_laplace(ledger, "suma recortada", sensitivity=upper, epsilon=half, count=releases)
+    _record_laplace(ledger, "conteo de personas", sensitivity=1.0, epsilon=half, count=releases)
+    return float(means[0]) if size is None else means
 
 
 # --------------------------------------------------------------- histograma --

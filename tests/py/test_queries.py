@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dpdeck import queries as q
-from dpdeck.accounting import sequential_composition
+from dpdeck.accounting import PrivacyLedger, sequential_composition
 from dpdeck.data import load_census
 
 
@@ -268,6 +268,20 @@ def test_private_mean_splits_budget_half_sum_half_count():
     noisy_sum = (20 + 35 + 90 + 60) + replay.laplace(0.0, 90 / 0.5)
     noisy_count = 4 + replay.laplace(0.0, 1 / 0.5)
     assert released == noisy_sum / max(noisy_count, 1.0)
+
+
+def test_private_mean_with_size_is_that_many_calls_in_a_row():
+    """size=k da, número por número, lo que dan k llamadas seguidas con el mismo generador, y anota k + k."""
+    ages = np.array([20.0, 35.0, 95.0, 60.0, 41.0])
+    ledger = PrivacyLedger()
+    released = q.private_mean(ages, upper=90, epsilon=0.5, rng=np.random.default_rng(7), size=50, ledger=ledger)
+    replay = np.random.default_rng(7)
+    one_by_one = [q.private_mean(ages, upper=90, epsilon=0.5, rng=replay) for _ in range(50)]
+    assert released.shape == (50,) and released.tolist() == one_by_one
+    assert [(r.what, r.count) for r in ledger.releases] == [("suma recortada", 50), ("conteo de personas", 50)]
+    assert ledger.total() == pytest.approx((50 * 0.5, 0.0))
+    with pytest.raises(ValueError, match="size debe ser un entero positivo; se recibió 0"):
+        q.private_mean(ages, upper=90, epsilon=0.5, rng=replay, size=0)
 
 
 def test_private_mean_on_census_age_is_close(census):
