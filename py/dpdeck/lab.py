@@ -390,8 +390,8 @@ def measure_histogram(census, rng, *, epsilon=0.5, repeats=100):
     """Capítulo 2: histograma educativo privado; composición paralela, medida."""
     release = experiments.run_private_histogram(rng=rng, epsilon=epsilon)
     counts = release["true_counts"]
-    many = np.array([queries.private_histogram(census.education, categories=EDUCATION_LEVELS,
-                                               epsilon=epsilon, rng=rng) for _ in range(repeats)])
+    many = queries.private_histogram(census.education, categories=EDUCATION_LEVELS, epsilon=epsilon, rng=rng,
+                                     size=repeats)
     mean_abs = float(np.mean(np.abs(many - counts)))
     standard_error = (1 / epsilon) / math.sqrt(many.size)
     # Vecina: la misma base sin una persona con doctorado. Solo su barra cambia, en 1.

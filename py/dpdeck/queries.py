@@ -400,7 +400,7 @@ def histogram_counts(labels, *, categories) -> np.ndarray:
     return counts
 
 
-def private_histogram(labels, *, categories, epsilon, rng, ledger=None) -> np.ndarray:
+def private_histogram(labels, *, categories, epsilon, rng, ledger=None, size=None) -> np.ndarray:
     """Histograma privado: cada barra más ruido Lap(1/ε) independiente.
 
     Garantía: ε-DP en total, no kε (composición paralela): cada persona cae en
@@ -411,10 +411,19 @@ def private_histogram(labels, *, categories, epsilon, rng, ledger=None) -> np.nd
     tenga la barra 7 personas o 1594. Devuelve conteos ruidosos (``float``) en
     el orden de ``categories``. Con ``ledger`` anota el histograma como una
     publicación de sensibilidad L1 igual a 1.
+
+    Con ``size`` hace ``size`` histogramas independientes (una fila cada uno):
+    los mismos, sorteo por sorteo, que ``size`` llamadas seguidas con el mismo
+    generador, contando las categorías una sola vez. Con ``ledger`` anota
+    ``size`` publicaciones.
     """
+    releases = 1 if size is None else check_positive_int(size, name="size")
     counts = histogram_counts(labels, categories=categories).astype(float)
+    if size is not None:
+        # numpy fills an array of draws in row order: row j holds the draws of the j-th call.
+        counts = np.broadcast_to(counts, (releases, counts.size))
     released = laplace_mechanism(counts, sensitivity=1.0, epsilon=epsilon, rng=rng)
-    _record_laplace(ledger, "histograma", sensitivity=1.0, epsilon=epsilon)
+    _record_laplace(ledger, "histograma", sensitivity=1.0, epsilon=epsilon, count=releases)
     return released
 
 

@@ -307,6 +307,20 @@ def test_histogram_rejects_unknown_category():
         q.histogram_counts(np.array(["a", "z"]), categories=["a", "b"])
 
 
+def test_private_histogram_with_size_is_that_many_calls_in_a_row():
+    labels = np.array(["b", "a", "c", "a", "b", "a"])
+    ledger = PrivacyLedger()
+    released = q.private_histogram(labels, categories=["c", "a", "b"], epsilon=0.5, rng=np.random.default_rng(3),
+                                   size=40, ledger=ledger)
+    replay = np.random.default_rng(3)
+    one_by_one = np.array([q.private_histogram(labels, categories=["c", "a", "b"], epsilon=0.5, rng=replay)
+                           for _ in range(40)])
+    assert released.shape == (40, 3) and np.array_equal(released, one_by_one)
+    assert [(r.what, r.count) for r in ledger.releases] == [("histograma", 40)]
+    with pytest.raises(ValueError, match="size debe ser un entero positivo; se recibió 2.5"):
+        q.private_histogram(labels, categories=["c", "a", "b"], epsilon=0.5, rng=replay, size=2.5)
+
+
 def test_private_histogram_on_census_is_off_by_about_two(census):
     """Composición paralela, ε = 0,5: el error absoluto medio por barra es E|Lap(2)| = 2.
     16 barras × 1000 histogramas = 16 000 muestras de |Lap(2)| (desviación 2): 6 errores
