@@ -503,13 +503,13 @@ def rounds_to_reach(accuracies, target) -> int | None:
 def split_census_task(census, *, rng, test_fraction=0.2) -> dict:
     """La tarea del capítulo 5: entrenamiento y prueba del censo, y sus dos referencias.
 
-    Usa ``learning.make_dataset`` y ``learning.train_test_split`` (con la misma
-    semilla, la misma partición que las celdas del capítulo 5). Devuelve
+    Usa ``learning.split_census`` (con la misma semilla, la misma partición
+    que las celdas del capítulo 5); quien solo necesita la partición la pide
+    ahí y no entrena la referencia. Devuelve
     ``X_train``, ``X_test``, ``y_train``, ``y_test``, ``nonprivate`` (exactitud
     del modelo centralizado sin privacidad) y ``majority`` (clase mayoritaria).
     """
-    X, y = learning.make_dataset(census)
-    X_train, X_test, y_train, y_test = learning.train_test_split(X, y, test_fraction=test_fraction, rng=rng)
+    X_train, X_test, y_train, y_test = learning.split_census(rng=rng, census=census, test_fraction=test_fraction)
     reference = learning.train_logistic(X_train, y_train)
     return {
         "X_train": X_train,
@@ -1240,8 +1240,8 @@ def measure_subgroup_accuracy(census, *, epsilon, rng, repeats=20, delta=learnin
     epsilon = check_epsilon(epsilon)
     repeats = check_positive_int(repeats, name="repeats")
     rng = check_rng(rng)
-    task = split_census_task(census, rng=rng)
-    X, y, X_test, y_test = task["X_train"], task["y_train"], task["X_test"], task["y_test"]
+    # The partition of split_census_task; its reference model is trained below, once.
+    X, X_test, y, y_test = learning.split_census(rng=rng, census=census)
     education = np.rint(learning.EDUCATION_CENTER + learning.EDUCATION_SCALE * X_test[:, EDUCATION_COLUMN])
     members = [(education >= low) & (education <= high) for _, low, high in bands]
     members.append(np.ones(len(y_test), dtype=bool))
