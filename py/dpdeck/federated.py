@@ -801,11 +801,14 @@ def share_secret(secret, *, shares, threshold, rng) -> list:
 
 def _evaluate_shares(coefficients, shares: int) -> list:
     """Las partes (x, f(x)), x = 1 … n, del polinomio f de coeficientes [s, a₁, …] módulo p."""
+    # Horner, in Python integers (no overflow). A round's setup evaluates one polynomial per pair
+    # of clients: the coefficients are converted once, not once per share.
+    highest_first = [int(coefficient) for coefficient in reversed(coefficients)]
     result = []
     for x in range(1, shares + 1):
         value = 0
-        for coefficient in reversed(coefficients):  # Horner, en enteros de Python (sin desborde)
-            value = (value * x + int(coefficient)) % SHARE_PRIME
+        for coefficient in highest_first:
+            value = (value * x + coefficient) % SHARE_PRIME
         result.append((x, value))
     return result
 
