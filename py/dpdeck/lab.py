@@ -491,8 +491,8 @@ def choose_bound_privately(census, rng, *, search_epsilon=0.2, sum_epsilon=0.8, 
     expected = queries.expected_clipping_error(gains, bounds=candidates, epsilon=sum_epsilon)
     best_error = float(expected["total"].min())
     error_of = dict(zip(candidates.tolist(), expected["total"].tolist()))
-    chosen = [queries.choose_clipping_bound(gains, epsilon=search_epsilon, final_epsilon=sum_epsilon,
-                                            rng=rng).bound for _ in range(searches)]
+    chosen = [choice.bound for choice in queries.choose_clipping_bound(
+        gains, epsilon=search_epsilon, final_epsilon=sum_epsilon, rng=rng, size=searches)]
     mean_ratio = float(np.mean([error_of[bound] for bound in chosen])) / best_error
     never_clip_ratio = error_of[float(candidates[-1])] / best_error
     results = {

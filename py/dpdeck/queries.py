@@ -258,7 +258,7 @@ DEFAULT_CLIPPING_CANDIDATES = np.logspace(0.0, 6.0, 25)
 
 
 def choose_clipping_bound(values, *, epsilon, rng, candidates=None, final_epsilon=None,
-                          ledger=None) -> ClippingChoice:
+                          ledger=None, size=None):
     """Busca en privado la cota de recorte b, y declara el ε que gastó.
 
     Meta: el error esperado de la suma recortada, sesgo + b/ε_final, es mínimo
@@ -296,7 +296,11 @@ def choose_clipping_bound(values, *, epsilon, rng, candidates=None, final_epsilo
     más. Con ``ledger`` anota el histograma (una publicación de Laplace de
     sensibilidad 1).
 
-    Devuelve ``ClippingChoice(bound, epsilon_spent)``.
+    Devuelve ``ClippingChoice(bound, epsilon_spent)``. Con ``size`` hace
+    ``size`` búsquedas independientes y devuelve una lista de ``size``
+    elecciones: las mismas, sorteo por sorteo, que ``size`` llamadas seguidas
+    con el mismo generador, contando los tramos una sola vez. Cada búsqueda
+    cuesta ε: con ``ledger`` anota ``size`` histogramas.
     """
     values = check_values(values)
     epsilon = check_epsilon(epsilon)
@@ -306,18 +310,22 @@ def choose_clipping_bound(values, *, epsilon, rng, candidates=None, final_epsilo
         edges = DEFAULT_CLIPPING_CANDIDATES
     else:
         edges = _check_all_positive(check_values(candidates, name="candidates"), name="cada candidato")
+    releases = 1 if size is None else check_positive_int(size, name="size")
     edges = np.unique(edges)
     bucket = np.searchsorted(edges, values, side="left")  # bucket j holds b_j < x <= b_{j+1}
     counts = np.bincount(bucket, minlength=edges.size + 1).astype(float)
-    noisy = laplace_mechanism(counts, sensitivity=1.0, epsilon=epsilon, rng=rng)
-    _record_laplace(ledger, "histograma para elegir b", sensitivity=1.0, epsilon=epsilon)
+    # One row of noisy counts per search; numpy fills them in row order, the draws of that many calls.
+    noisy = laplace_mechanism(np.broadcast_to(counts, (releases, counts.size)), sensitivity=1.0, epsilon=epsilon,
+                              rng=rng)
+    _record_laplace(ledger, "histograma para elegir b", sensitivity=1.0, epsilon=epsilon, count=releases)
     populated = np.where(noisy > 2.0 * math.sqrt(2.0) / epsilon, noisy, 0.0)
-    above = np.cumsum(populated[::-1])[::-1][1:]  # above[j] estimates #{x > b_j}
-    acceptable = np.flatnonzero(above <= 1.0 / final_epsilon)
-    if not populated[1:].any() or acceptable.size == 0:
-        # Sin cola visible (o con gente aparente por encima de todo): no recortar.
-        return ClippingChoice(bound=float(edges[-1]), epsilon_spent=epsilon)
-    return ClippingChoice(bound=float(edges[acceptable[0]]), epsilon_spent=epsilon)
+    above = np.cumsum(populated[:, ::-1], axis=1)[:, ::-1][:, 1:]  # above[:, j] estimates #{x > b_j}
+    acceptable = above <= 1.0 / final_epsilon
+    # Sin cola visible (o con gente aparente por encima de todo): no recortar.
+    sees_the_tail = populated[:, 1:].any(axis=1) & acceptable.any(axis=1)
+    bounds = np.where(sees_the_tail, edges[acceptable.argmax(axis=1)], edges[-1])
+    choices = [ClippingChoice(bound=float(bound), epsilon_spent=epsilon) for bound in bounds]
+    return choices[0] if size is None else choices
 
 
 # ---------------------------------------------------------------- promedios --

@@ -146,6 +146,18 @@ def test_choose_clipping_bound_with_the_slides_budgets_finds_the_top_of_the_data
     assert error_of[1e6] > 9 * exact["total"].min()
 
 
+@pytest.mark.parametrize("epsilon", [0.5, 0.002])  # the second is blind to the tail in some searches
+def test_choose_clipping_bound_with_size_is_that_many_calls_in_a_row(heavy_tail, epsilon):
+    ledger = PrivacyLedger()
+    choices = q.choose_clipping_bound(heavy_tail, epsilon=epsilon, final_epsilon=0.02,
+                                      rng=np.random.default_rng(5), size=60, ledger=ledger)
+    replay = np.random.default_rng(5)
+    one_by_one = [q.choose_clipping_bound(heavy_tail, epsilon=epsilon, final_epsilon=0.02, rng=replay)
+                  for _ in range(60)]
+    assert choices == one_by_one and len({choice.bound for choice in choices}) > 1
+    assert [(r.what, r.count) for r in ledger.releases] == [("histograma para elegir b", 60)]
+
+
 def test_choose_clipping_bound_does_not_clip_when_it_sees_no_tail(heavy_tail):
     """Con ε = 0,001 el ruido de cada barra (±1414) tapa la cola. Si ninguna barra por encima del
     primer tramo supera las dos desviaciones (2√2/ε), la búsqueda no sabe dónde terminan los datos
