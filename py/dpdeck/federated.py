@@ -852,8 +852,8 @@ def setup_secure_aggregation(clients, *, threshold, rng) -> dict:
         raise ValueError(f"threshold ({threshold}) no puede superar el número de clientes ({clients})")
     rng = check_rng(rng)
     pairs = [(i, j) for i in range(clients) for j in range(i + 1, clients)]
-    values = rng.integers(0, SHARE_PRIME, size=len(pairs))
-    seeds = {pair: int(value) for pair, value in zip(pairs, values)}
+    values = rng.integers(0, SHARE_PRIME, size=len(pairs)).tolist()
+    seeds = dict(zip(pairs, values))
     # Los coeficientes de todos los polinomios de una vez (lo mismo que share_secret, par por par).
     coefficients = rng.integers(0, SHARE_PRIME, size=(len(pairs), threshold - 1)).tolist()
     shares = {pair: _evaluate_shares([seeds[pair], *row], clients) for pair, row in zip(pairs, coefficients)}
