@@ -801,15 +801,16 @@ def share_secret(secret, *, shares, threshold, rng) -> list:
 
 def _evaluate_shares(coefficients, shares: int) -> list:
     """Las partes (x, f(x)), x = 1 … n, del polinomio f de coeficientes [s, a₁, …] módulo p."""
-    # Horner, in Python integers (no overflow). A round's setup evaluates one polynomial per pair
-    # of clients: the coefficients are converted once, not once per share.
+    # Horner in exact Python integers, reduced modulo p once at the end (the same value as reducing
+    # at every step). A round's setup evaluates one polynomial per pair of clients, so the
+    # coefficients are converted once and the few large reductions are left for last.
     highest_first = [int(coefficient) for coefficient in reversed(coefficients)]
     result = []
     for x in range(1, shares + 1):
         value = 0
         for coefficient in highest_first:
-            value = (value * x + coefficient) % SHARE_PRIME
-        result.append((x, value))
+            value = value * x + coefficient
+        result.append((x, value % SHARE_PRIME))
     return result
 
 
