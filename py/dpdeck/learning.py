@@ -251,6 +251,9 @@ def train_logistic(X, y, *, iterations=200, learning_rate=DEFAULT_LEARNING_RATE,
     """Regresión logística sin privacidad por descenso de gradiente de lote completo.
 
     Fórmula: θ ← θ − η · (1/n) Σᵢ (σ(xᵢ·θ) − yᵢ) xᵢ, ``iterations`` veces.
+    Las personas idénticas (mismas variables y etiqueta) se suman una vez, por
+    su número mₖ: Σᵢ (σ(xᵢ·θ) − yᵢ) xᵢ = Σₖ mₖ (σ(xₖ·θ) − yₖ) xₖ
+    (``_group_identical_rows``).
 
     Es la referencia contra la que se mide el costo de la privacidad. No da
     ninguna garantía: el modelo puede memorizar detalles de cualquier persona.
@@ -260,8 +263,9 @@ def train_logistic(X, y, *, iterations=200, learning_rate=DEFAULT_LEARNING_RATE,
     learning_rate = check_positive(learning_rate, name="learning_rate")
     theta = make_initial_theta(X.shape[1]) if initial_theta is None else _check_theta(initial_theta, X.shape[1]).copy()
     n = X.shape[0]
+    rows, labels, people = _group_identical_rows(X, y)
     for _ in range(iterations):
-        theta -= learning_rate * (X.T @ (sigmoid(X @ theta) - y)) / n
+        theta -= learning_rate * (rows.T @ ((sigmoid(rows @ theta) - labels) * people)) / n
     return theta
 
 
