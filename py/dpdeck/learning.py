@@ -196,7 +196,15 @@ def split_census(*, rng, census=None, test_fraction=0.2) -> tuple:
 
 def sigmoid(z):
     """Función logística σ(z) = 1/(1 + e^(−z)), en la forma estable (1 + tanh(z/2))/2."""
-    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z, dtype=float)))
+    values = np.multiply(np.asarray(z, dtype=float), 0.5)
+    if values.ndim == 0:  # numpy gives back a number, which has nowhere to write
+        return 0.5 * (1.0 + np.tanh(values))
+    # The same operations in the same order, in place on the one new array: the descents call
+    # this thousands of times per run on thousands of values, and every temporary costs.
+    np.tanh(values, out=values)
+    values += 1.0
+    values *= 0.5
+    return values
 
 
 def make_initial_theta(dimension: int = 3) -> np.ndarray:
