@@ -348,9 +348,10 @@ def compute_step_size(*, sigma, n, iterations, dimension, learning_rate=DEFAULT_
     return float(step) if np.ndim(n) == 0 else step
 
 
-# The last grouping, with the table it came from. One experiment trains many private models on
-# the same rows (twenty in the subgroup comparison), and sorting the rows costs more than a
-# short descent: a table equal to the last one byte for byte gets the same groups back.
+# The last grouping, with the table it came from. One experiment trains many models on the same
+# rows (its reference and every setting of a curve; twenty private models in the subgroup
+# comparison), and sorting the rows costs more than a short descent: a table equal to the last
+# one, byte for byte, gets the same groups back.
 _last_grouping = None
 
 
@@ -381,18 +382,18 @@ def _group_identical_rows(X, y) -> tuple:
     return grouped
 
 
-def _descend_noisily(rows, theta, *, sigma, step_over_n, iterations, clip_norm, rng, repeats):
+def _descend_noisily(X, y, theta, *, sigma, step_over_n, iterations, clip_norm, rng, repeats):
     """``repeats`` descensos privados independientes a la vez (filas de ``theta``).
 
     El gradiente de cada persona es (σ(xᵢ·θ) − yᵢ)·xᵢ, así que su norma es
     |σ(xᵢ·θ) − yᵢ|·‖xᵢ‖: el recorte por persona se aplica como un factor
     escalar y la suma recortada es Xᵀ(residuo · factor), sin bucles sobre
     personas (es exactamente Σᵢ clip_C(gᵢ)); las personas idénticas se suman
-    una vez, por su número: ``rows`` son las filas distintas
-    (``_group_identical_rows``). ``step_over_n`` es η/n̂ de cada corrida. Con
-    ``repeats=1`` el flujo aleatorio es el de una sola corrida.
+    una vez, por su número (``_group_identical_rows``). ``step_over_n`` es
+    η/n̂ de cada corrida. Con ``repeats=1`` el flujo aleatorio es el de una
+    sola corrida.
     """
-    X, y, people = rows
+    X, y, people = _group_identical_rows(X, y)
     row_norms = np.linalg.norm(X, axis=1)[:, None]
     thetas = np.repeat(theta[None, :], repeats, axis=0)
     for _ in range(iterations):
@@ -438,14 +439,12 @@ def calibrate_training(shape, *, epsilon, delta, iterations, clip_norm, rng,
 
 
 def _train_noisily(X, y, *, epsilon, delta, iterations, clip_norm, rng, learning_rate, noise_radius,
-                   initial_theta, repeats, count_share=DEFAULT_COUNT_SHARE, ledger=None, rows=None):
+                   initial_theta, repeats, count_share=DEFAULT_COUNT_SHARE, ledger=None):
     """``repeats`` entrenamientos privados con la calibración de ``noisy_gradient_descent``.
 
     Cada corrida estima su n con ``calibrate_training``, que también da σ y
     η. Lo comparten el descenso de una sola corrida y las dos curvas, para que
     las curvas midan exactamente lo que publica ``noisy_gradient_descent``.
-    ``rows`` son las filas distintas de (X, y) si ya se agruparon
-    (``_group_identical_rows``): una curva entrena muchas veces con los mismos datos.
     """
     noisy_n, sigma, step = calibrate_training(
         X.shape, epsilon=epsilon, delta=delta, iterations=iterations, clip_norm=clip_norm, rng=rng,
@@ -457,7 +456,7 @@ def _train_noisily(X, y, *, epsilon, delta, iterations, clip_norm, rng, learning
                                delta=delta / iterations, count=int(iterations))
     theta = make_initial_theta(X.shape[1]) if initial_theta is None else _check_theta(initial_theta, X.shape[1])
     return _descend_noisily(
-        _group_identical_rows(X, y) if rows is None else rows, theta, sigma=sigma, step_over_n=step / noisy_n, iterations=int(iterations),
+        X, y, theta, sigma=sigma, step_over_n=step / noisy_n, iterations=int(iterations),
         clip_norm=float(clip_norm), rng=rng, repeats=repeats,
     )
 
@@ -547,11 +546,10 @@ def _split_for_curve(X, y, rng, test_fraction):
 def _measure_accuracies(split, settings, *, rng, repeats, **training) -> np.ndarray:
     """Exactitudes de prueba (repeticiones × ajustes) del descenso privado, un ajuste (ε, T) por columna."""
     X_train, X_test, y_train, y_test = split
-    rows = _group_identical_rows(X_train, y_train)
     accuracies = np.empty((repeats, len(settings)))
     for j, (epsilon, iterations) in enumerate(settings):
         thetas = _train_noisily(X_train, y_train, epsilon=epsilon, iterations=int(iterations), rng=rng,
-                                initial_theta=None, repeats=repeats, rows=rows, **training)
+                                initial_theta=None, repeats=repeats, **training)
         accuracies[:, j] = _accuracies(thetas, X_test, y_test)
     return accuracies
 
