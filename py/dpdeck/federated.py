@@ -872,12 +872,10 @@ def expand_mask(seed, *, size) -> np.ndarray:
     """
     size = check_positive_int(size, name="size")
     # The raw stream, split by hand: a round of secure aggregation expands one mask per pair of
-    # clients, and a Generator's integers costs more to set up than the words it returns.
+    # clients, and a Generator's integers costs more to set up than the words it returns. Read as
+    # little-endian 32-bit words, each 64-bit output gives its low half first, then its high half.
     raw = np.random.PCG64(int(seed)).random_raw((size + 1) // 2)
-    words = np.empty(2 * raw.size, dtype=np.int64)
-    words[0::2] = raw & 0xFFFFFFFF
-    words[1::2] = raw >> 32
-    return words[:size]
+    return raw.astype("<u8", copy=False).view("<u4")[:size].astype(np.int64)
 
 
 def _pair_masks(client, setup, *, size, others) -> np.ndarray:
