@@ -72,9 +72,9 @@ def describe(value) -> str:
 
 
 # The plain numbers that reach the checkers thousands of times in one run of the lab (every
-# noisy release passes its value through three of them). For these types the general test
-# below, an isinstance against the abstract numbers.Real, costs more than the work it guards;
-# bool is a subclass of int but not this type, so it still takes the general path and fails.
+# noisy release checks its value, its sensitivity, its ε and its scale). For these types the
+# general test below, an isinstance against the abstract numbers.Real, costs more than the work
+# it guards; bool is a subclass of int but not this type, so it still takes the general path.
 _PLAIN_REAL_TYPES = (float, int, np.float64)
 
 
