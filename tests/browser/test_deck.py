@@ -29,6 +29,7 @@ import pytest
 from PIL import Image
 
 from deckpage import DeckPage
+from shown import show_to_person
 from dpdeck import figures
 from dpdeck.cellrun import FIGURE_DPI
 
@@ -196,13 +197,7 @@ def report_timings(request, artifacts_dir: Path, shots: Path, boot: float, total
     lines += [f"  {ms / 1000:6.2f} s  {cell_id}" for ms, cell_id in timed[:SLOWEST_SHOWN]]
     (artifacts_dir / "deck-timings.txt").write_text("\n".join(lines) + "\n" + json.dumps(
         {cell_id: runs[cell_id] for _, cell_id in timed}, indent=1) + "\n", encoding="utf-8")
-    # Shown even when pytest captures output: a person reads these numbers.
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    if capture is not None:
-        with capture.global_and_fixture_disabled():
-            print("\n" + "\n".join(lines), flush=True)
-    else:
-        print("\n".join(lines))
+    show_to_person(request, lines)
 
 
 # ---------------------------------------------------------------- the cells

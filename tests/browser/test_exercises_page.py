@@ -24,6 +24,7 @@ import pytest
 
 from deckbuild.slides import read_deck
 from deckpage import DeckPage
+from shown import show_to_person
 from test_deck import CHECK_OVERFLOW
 
 SLIDES = Path(__file__).resolve().parents[2] / "deck" / "slides"
@@ -81,13 +82,8 @@ def index(dist_dir):
 
 
 def report(request, title: str, lines: list[str]) -> None:
-    """Printed even when pytest captures output: a person reads these timings."""
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    if capture is not None:
-        with capture.global_and_fixture_disabled():
-            print("\n" + "\n".join([title, *lines]), flush=True)
-    else:
-        print("\n".join([title, *lines]))
+    """Timings a person reads, under their title."""
+    show_to_person(request, [title, *lines])
 
 
 # ------------------------------------------------------------- exercises

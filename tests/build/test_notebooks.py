@@ -25,6 +25,7 @@ import pytest
 
 from deckbuild.notebooks import FLAVOURS, group_chapters
 from deckbuild.slides import read_deck
+from shown import show_to_person
 
 ROOT = Path(__file__).resolve().parents[2]
 SLIDES = ROOT / "deck" / "slides"
@@ -207,13 +208,7 @@ def executed(dist_dir, index, tmp_path_factory, request):
     lines = [f"{len(runs)} cuadernos ejecutados con nbclient en {time.perf_counter() - started:.1f} s "
              f"(de a {CONCURRENT_NOTEBOOKS}; cada uno:)"]
     lines += [f"  {seconds:5.1f} s  {name}/{flavour}" for (name, flavour), (_, seconds) in runs.items()]
-    # Shown even when pytest captures output: a person reads these timings.
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    if capture is not None:
-        with capture.global_and_fixture_disabled():
-            print("\n" + "\n".join(lines), flush=True)
-    else:
-        print("\n".join(lines))
+    show_to_person(request, lines)
     return {key: notebook for key, (notebook, _) in runs.items()}
 
 
