@@ -20,6 +20,7 @@ from deckbuild.package import check_stylesheet_urls, read_project_version
 from deckbuild.pins import list_shipped_pins
 from deckbuild.pyodide import LAZY_PACKAGES
 from deckbuild.prerender import read_cached_outcome, write_cached_outcome
+from deckbuild.render import check_no_font_preload
 
 
 def sha256(path: Path) -> str:
@@ -221,6 +222,15 @@ def test_the_fonts_are_the_pinned_files_declared_by_the_stylesheet(dist_dir):
     assert declared == {name for name in pinned if name.endswith(".woff2")}
     assert all("font-display:swap" in face.replace(" ", "") for face in faces)
     assert re.search(r'--dp-font:\s*"Arimo"', stylesheet) and re.search(r'--dp-mono:\s*"DejaVu Sans Mono"', stylesheet)
+
+
+def test_the_page_preloads_no_font(dist_dir):
+    """A preloaded font holds Chromium's first paint until it arrives; the faces swap in instead."""
+    page = (dist_dir / "index.html").read_text(encoding="utf-8")
+    check_no_font_preload(page)
+    preload = '<link as="font" crossorigin rel="preload" href="fonts/arimo-latin-400-normal.woff2">'
+    with pytest.raises(BuildError, match="precarga una letra"):
+        check_no_font_preload(page.replace("<title>", preload + "<title>", 1))
 
 
 def test_a_stylesheet_url_to_a_missing_file_or_an_unused_font_stops_the_build(dist_dir, tmp_path):
