@@ -730,13 +730,63 @@ def test_prose_and_notes_follow_the_number_format(path):
 
 
 def test_what_a_student_types_is_written_as_code():
-    # «Invitar a probar b = 1.000» would be read by Python as 1.0: a value to type is code.
+    # «Pon b = 1.000» would be read by Python as 1.0: a value to type is code.
     invitations = []
     for path in sorted(SLIDES.glob("*.md")):
         for number, line in prose_lines(path):
-            if re.search(r"\b(probar|cambiar|poner|agregar|bajar|subir)\b[^.]*\b[a-zε]+ = \d", line):
+            if re.search(r"\b(probar|cambiar|poner|agregar|bajar|subir|[Pp]rueba|[Cc]ambia|[Pp]on|[Aa]grega|[Bb]aja"
+                         r"|[Ss]ube)\b[^.]*\b[a-zε]+ = \d", line):
                 invitations.append(f"{path.name}:{number}: {line.strip()}")
     assert invitations == []
+
+
+# ------------------------------------------------------------ «Prueba esto»
+
+# What a «Prueba esto» asks, in the imperative a student reads: «Pon…», «Cambia…».
+PROMPT_VERBS = ("Pon", "Cambia", "Agrega", "Sube", "Baja", "Quita", "Prueba")
+# A name the prompt has the student change: `epsilon`, `epsilon = 5`, `eps_b, eps_suma = 0.05, 0.95`,
+# `epsilon=0.1` (a keyword of a call in the cell).
+PROMPT_NAMES = re.compile(r"`([A-Za-z_]\w*(?:, [A-Za-z_]\w*)*)(?: ?= ?[^`]+)?`")
+
+
+def prompted_cells() -> list:
+    return [cell for cell in deck().cells if cell.prompt is not None]
+
+
+def test_every_invitation_of_the_notes_is_a_prompt_students_see():
+    """The notes' «Invitar a…» cue points at the slide's «Prueba esto», which the students see.
+
+    A suggestion to change a cell lives in its `::: prueba` (the page, the print
+    and the notebook show it); the notes only point at it and say what comes out.
+    """
+    cued, prompted = set(), set()
+    for slide in deck().slides:
+        notes = re.search(r"^::: notes\n(.*?)\n:::$", slide.source, re.S | re.M)
+        notes = " ".join(notes.group(1).split()) if notes else ""
+        invitations = re.findall(r"Invitar a [^.]*", notes)
+        where = f"{slide.file.name}:{slide.line}"
+        for invitation in invitations:
+            assert invitation.startswith("Invitar a hacer el «Prueba esto» de la celda"), (where, invitation)
+            cued.add(where)
+        if any(cell.prompt is not None for cell in slide.cells):
+            prompted.add(where)
+    assert cued == prompted
+    assert len(prompted) >= 15
+
+
+@pytest.mark.parametrize("cell_id", [cell.id for cell in prompted_cells()])
+def test_a_prompt_asks_to_change_what_its_cell_defines(cell_id):
+    cell = deck().find_cell(cell_id)
+    text = " ".join(cell.prompt.split())
+    assert text.startswith(PROMPT_VERBS), text
+    assert "?" in text or "compara" in text, "dice qué mirar"
+    assigned = set()
+    for match in re.finditer(r"^\s*([A-Za-z_]\w*(?:, *[A-Za-z_]\w*)*) *=[^=]", cell.source, re.M):
+        assigned.update(name.strip() for name in match.group(1).split(","))
+    keywords = set(re.findall(r"\b([A-Za-z_]\w*)=[^=]", cell.source))
+    names = [name.strip() for match in PROMPT_NAMES.finditer(text) for name in match.group(1).split(",")]
+    assert names, "nombra en código lo que hay que cambiar"
+    assert [name for name in names if name not in assigned | keywords] == []
 
 
 # Words the deck's Spanish does without (an English or regional word, a capitalised adjective,

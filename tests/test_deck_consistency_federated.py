@@ -29,21 +29,15 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from deckbuild.slides import read_deck
 from dpdeck import accounting, experiments, federated, learning, mechanisms
-from dpdeck.cellrun import run_cell
 from dpdeck.data import KAREN_NAME, load_census
 from dpdeck.numbers import format_number
+from test_deck_consistency import deck, native_output  # one reader, one native run per cell
 
 SLIDES = Path(__file__).resolve().parents[1] / "deck" / "slides"
 CHAPTER = "06-federado.md"
 DELTA = 1e-5
 NBSP = "\u00a0"
-
-
-@lru_cache(maxsize=None)
-def deck():
-    return read_deck(SLIDES)
 
 
 def chapter_slides() -> list:
@@ -65,14 +59,6 @@ def slide_text() -> str:
 @lru_cache(maxsize=None)
 def chapter_cells() -> dict:
     return {cell.id: cell.source for s in chapter_slides() for cell in s.cells}
-
-
-@lru_cache(maxsize=None)
-def native_output(cell_id: str) -> str:
-    result = run_cell(chapter_cells()[cell_id], cell_id=cell_id)
-    errors = [output for output in result["outputs"] if output["type"] == "error"]
-    assert result["status"] == "done" and not errors, errors
-    return "".join(output["text"] for output in result["outputs"] if output["type"] in ("stream", "value"))
 
 
 # ------------------------------------------- the cells' experiments, once

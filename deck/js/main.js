@@ -14,6 +14,7 @@
 //   dpdeck          the live cells and their Python (deck.js)
 //   dpdeck-exercises  «Comprobar», hints and solutions of the exercises (exercises.js)
 //   dpdeck-tools    copy and download a cell, run a slide or a chapter, the chapter's notebook (celltools.js)
+//   dpdeck-prompts  a cell's «Prueba esto»: its keys, and open in ?print-pdf (prompts.js)
 //
 // The slide's shape depends on the window, so layout.js is asked for it before reveal starts.
 
@@ -26,6 +27,7 @@ import { SlideFocus } from "./a11y.js";
 import { Exercises } from "./exercises.js";
 import { DeckMenu } from "./menu.js";
 import { OfflineDeck } from "./offline.js";
+import { CellPrompts } from "./prompts.js";
 import { SlideLayout, initialLayout } from "./layout.js";
 import { SpanishScreens } from "./revealscreens.js";
 import { SpeakerView } from "./speaker.js";
@@ -44,5 +46,6 @@ const plugins = [
   LiveCells(),
   Exercises(),
   CellToolsPlugin(),
+  CellPrompts(),
 ].filter(Boolean);
 Reveal.initialize({ ...config, ...initialLayout(), plugins }).catch((error) => console.error("dpdeck:", error));

@@ -1,8 +1,9 @@
-// The deck's menu, as a reveal.js plugin: every slide by chapter, a search
-// across the slides, a link to the current slide to share (with a copy
-// button), the code size and whether Python downloads on opening. M (or the
-// ☰ button in the top corner) opens it, Ctrl+Shift+F opens it on the search,
-// Esc closes it.
+// The deck's menu, as a reveal.js plugin: every slide by chapter, each
+// chapter with its two worksheets to take home (the exercises blank and
+// solved, as Jupyter notebooks), a search across the slides, a link to the
+// current slide to share (with a copy button), the code size and whether
+// Python downloads on opening. M (or the ☰ button in the top corner) opens
+// it, Ctrl+Shift+F opens it on the search, Esc closes it.
 //
 // Built on reveal's API (getSlides, getIndices, slide, getSlidePath). The
 // search reads each slide's text once and never touches the slides' markup
@@ -10,6 +11,8 @@
 // page, editors included, and unwraps every <em> when it closes).
 
 import { announce } from "./announcer.js";
+import { flashButton } from "./celltools.js";
+import { WORKSHEETS, downloadWorksheet, loadIndex, worksheetOf } from "./notebooks.js";
 import { deckBaseUrl, isPrintPdf, isReceiver, pythonAllowed } from "./page.js";
 import { downloadMegabytes, downloadsOnOpen, setDownloadsOnOpen } from "./pythonchoice.js";
 
@@ -76,7 +79,7 @@ export function DeckMenu() {
       if (slide.classList.contains("capitulo") || position === 0 || (file && file !== previousFile)) chapter = title;
       previousFile = file;
       const text = textOf(slide);
-      return { number, h: reveal.getIndices(slide).h, title, chapter, text, folded: fold(text) };
+      return { number, h: reveal.getIndices(slide).h, title, chapter, file, text, folded: fold(text) };
     });
     return index;
   };
@@ -96,9 +99,49 @@ export function DeckMenu() {
     return item;
   };
 
+  const worksheetLink = (chapter, flavour, heading) => {
+    const { url, name } = worksheetOf(chapter, flavour, deckBaseUrl);
+    const link = element("a", "deck-menu-worksheet", `${WORKSHEETS[flavour].text} (.ipynb)`);
+    link.href = url;
+    link.download = name;
+    link.dataset.worksheet = flavour;
+    link.title = `Cuaderno Jupyter con ${WORKSHEETS[flavour].title}`;
+    link.setAttribute("aria-label", `${WORKSHEETS[flavour].text} de «${heading}» (cuaderno Jupyter, ${name})`);
+    link.addEventListener("click", async (event) => {
+      event.preventDefault();
+      try {
+        await downloadWorksheet({ url, name });
+        flashButton(link, "Descargado ✓", true);
+        announce(`Descargado ${name}.`);
+      } catch (error) {
+        flashButton(link, "No se pudo descargar", false);
+        announce(error.message);
+      }
+    });
+    return link;
+  };
+
+  // Each chapter of notebooks/index.json under the heading of the group that holds its own
+  // file (the one with its exercises): the cover's group has none, the closing one its own.
+  const addWorksheets = (groups) => {
+    loadIndex(deckBaseUrl).then((notebooks) => {
+      for (const chapter of notebooks.chapters || []) {
+        const group = groups.find(({ files }) => files.has(`${chapter.name}.md`));
+        if (!group || group.section.querySelector(".deck-menu-worksheets")) continue;
+        const row = element("p", "deck-menu-worksheets");
+        row.dataset.chapter = chapter.name;
+        row.append(worksheetLink(chapter, "student", group.heading), worksheetLink(chapter, "solution", group.heading));
+        group.section.querySelector("h3").after(row);
+      }
+    }, () => {
+      /* without the index (a page opened as a file), the menu has no worksheets */
+    });
+  };
+
   const renderIndex = () => {
     const list = parts.index;
     list.replaceChildren();
+    const groups = [];
     let group = null;
     let chapter = null;
     for (const entry of readSlides()) {
@@ -109,9 +152,12 @@ export function DeckMenu() {
         group = element("ol");
         section.append(group);
         list.append(section);
+        groups.push({ section, heading: chapter, files: new Set() });
       }
+      groups[groups.length - 1].files.add(entry.file);
       group.append(slideButton(entry));
     }
+    addWorksheets(groups);
     markCurrent();
   };
 

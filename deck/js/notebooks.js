@@ -3,13 +3,21 @@
 // deck/README.md «Notebooks»): every code cell whose metadata names a deck
 // cell gets the code in that cell's editor now, and the output of its last
 // run in this browser if it was saved for that code; the challenge's cell
-// gets the answer written in its fields.
+// gets the answer written in its fields. And the chapter's two worksheets as
+// the build wrote them (notebook_student.ipynb, notebook_solution.ipynb),
+// which the menu links.
 
 import { downloadText } from "./downloads.js";
 import { OUTPUT, errorText } from "./protocol.js";
 
 const INDEX_URL = "notebooks/index.json";
 const NOTEBOOK_TYPE = "application/x-ipynb+json";
+
+// The worksheets the build writes for each chapter (index.json's `notebooks`), as the page offers them.
+export const WORKSHEETS = Object.freeze({
+  student: { text: "Ejercicios", suffix: "ejercicios", title: "los ejercicios en blanco, para resolver" },
+  solution: { text: "Soluciones", suffix: "soluciones", title: "los ejercicios resueltos y explicados" },
+});
 
 let indexPromise = null;
 
@@ -149,5 +157,31 @@ export async function downloadChapterNotebook(deck, section, baseUrl) {
   });
   const name = `${chapter.name}.ipynb`;
   downloadText(name, `${JSON.stringify(withEdits, null, 1)}\n`, NOTEBOOK_TYPE);
+  return name;
+}
+
+/** Where a chapter's worksheet is and the name it is saved under: {url, name}. */
+export function worksheetOf(chapter, flavour, baseUrl) {
+  return {
+    url: new URL(chapter.notebooks[flavour], baseUrl).href,
+    name: `${chapter.name}-${WORKSHEETS[flavour].suffix}.ipynb`,
+  };
+}
+
+/**
+ * Saves a worksheet as the build wrote it. Fetched by the page, not followed
+ * as a link: the service worker answers the page's requests, so it downloads
+ * offline too. Resolves with the file name, or throws an Error whose message
+ * is Spanish.
+ */
+export async function downloadWorksheet({ url, name }) {
+  let response;
+  try {
+    response = await fetch(url);
+  } catch {
+    throw new Error(`No se pudo descargar ${name}: sin conexión con el servidor del mazo.`);
+  }
+  if (!response.ok) throw new Error(`No se pudo descargar ${name}: HTTP ${response.status}.`);
+  downloadText(name, await response.text(), NOTEBOOK_TYPE);
   return name;
 }

@@ -20,6 +20,8 @@ CONTAINERS = {
     "reto": ('<div class="ejercicio reto">', "</div>"),
     "pista": ('<div class="ejercicio-pista">', "</div>"),
     "solucion": ('<div class="ejercicio-solucion">', "</div>"),
+    # A cell's «Prueba esto»: render.py writes it inside its cell (render_prompt).
+    "prueba": ('<details class="cell-prueba">', "</details>"),
 }
 
 

@@ -6,8 +6,9 @@ without one (the cover) opens the next chapter. Each chapter gets:
 
 * ``notebook.ipynb``: the lecture, guided: each slide's text as Markdown
   (math kept as ``$…$``, speaker notes left out, boxes as quotes) and each
-  cell as a code cell; its exercises as in the deck (task, starter code, a
-  check cell, hints folded);
+  cell as a code cell, followed by its «Prueba esto» as a Markdown cell;
+  its exercises as in the deck (task, starter code, a check cell, hints
+  folded);
 * ``notebook_student.ipynb``: the worksheet: only the exercises, blank
   (starter code, check cell, hints);
 * ``notebook_solution.ipynb``: the worksheet solved: each exercise with its
@@ -17,7 +18,7 @@ Every notebook starts with ``%matplotlib inline`` so figures show under
 Jupyter, is valid for ``nbformat`` and has stable cell ids (the same slides
 give the same bytes). Code cells carry ``metadata.dpdeck`` (``cell``,
 ``check``, ``challenge``): the page uses it to put a student's edits into the
-notebook they download.
+notebook they download; a cell's «Prueba esto» carries ``prompt`` (the cell's id).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from .errors import BuildError
 from .files import ensure_dir
-from .slides import CHALLENGE, EXERCISE, Deck, Exercise, Slide
+from .slides import CHALLENGE, EXERCISE, PROMPT, PROMPT_LABEL, Cell, Deck, Exercise, Slide
 
 FLAVOURS = {
     "guided": "notebook.ipynb",
@@ -56,7 +57,8 @@ INSTALL_CELL = "instalar"
 # Containers whose content is the lecture's text; boxes become quotes, the rest is read through.
 BOXES = ("definicion", "idea", "aviso")
 READ_THROUGH = ("fragment", "columns", "column")
-SKIPPED = ("notes",)
+# Notes are the lecturer's; a `::: prueba` is written with its cell (add_prompt).
+SKIPPED = ("notes", PROMPT)
 # Inline HTML the slides use for typesetting only (`<span class="nowrap">`).
 INLINE_TAGS = re.compile(r"</?span\b[^>]*>")
 
@@ -271,6 +273,17 @@ else:
     print("Laboratorio con tu extensión guardado en", exportado["filename"])"""
 
 
+# A prompt that opens with a list, a quote, a heading or a formula gets its label on a line of its own.
+BLOCK_START = re.compile(r"^(?:[-*+>#|]|\d+[.)]\s|\$\$)")
+
+
+def prompt_markdown(cell: Cell) -> str:
+    """A cell's «Prueba esto» as the notebook shows it, right after the cell."""
+    text = strip_tags(cell.prompt)
+    separator = "\n\n" if BLOCK_START.match(text) else " "
+    return f"**{PROMPT_LABEL}.**{separator}{text}"
+
+
 def add_exercise(writer: NotebookWriter, exercise: Exercise, *, solved: bool, with_hints: bool) -> None:
     writer.markdown(strip_tags(exercise.task))
     if exercise.is_challenge:
@@ -318,6 +331,8 @@ def build_notebook(flavour: str, name: str, title: str, slides: list[Slide], tex
             elif kind == "cell":
                 cell = cells_by_line[(slide.file, content)]
                 writer.code(cell.source, cell_id=cell.id, metadata={"cell": cell.id})
+                if cell.prompt is not None:
+                    writer.note(prompt_markdown(cell), cell_id=f"{cell.id}-prueba", metadata={"prompt": cell.id})
             elif kind == "exercise":
                 add_exercise(writer, slide.exercise, solved=False, with_hints=True)
         writer.flush()   # each slide starts its own Markdown cell

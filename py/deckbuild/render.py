@@ -23,7 +23,7 @@ from .package import STYLESHEET_URL
 from .paths import TEMPLATE
 from .policy import check_page_scripts, compose_policy
 from .prerender import CellOutcome, Prerendered
-from .slides import CHALLENGE, EXERCISE, Cell, Deck, Exercise, MathKey, Slide
+from .slides import CHALLENGE, EXERCISE, PROMPT, PROMPT_LABEL, Cell, Deck, Exercise, MathKey, Slide
 
 # What the panel of an exercise says before anything is shown in it (the page hides it then).
 EXERCISE_HELP = ("Escribe tu solución en la celda y pulsa «Comprobar». "
@@ -54,7 +54,8 @@ def render_output(output: dict, cell: Cell, figure_number: int) -> str:
     return f'<{tag} class="{classes}">{html.escape(text, quote=False)}</{tag}>'
 
 
-def render_cell(outcome: CellOutcome) -> str:
+def render_cell(outcome: CellOutcome, prompt_html: str = "") -> str:
+    """A cell as the contract's markup; `prompt_html` (render_prompt) goes after its output."""
     cell = outcome.cell
     outputs, figure_number = [], 0
     for output in outcome.outputs:
@@ -67,7 +68,32 @@ def render_cell(outcome: CellOutcome) -> str:
             f'  <pre class="cell-source"><code class="language-python">'
             f'{html.escape(cell.source, quote=False)}</code></pre>\n'
             f'  <div class="{protocol.OUTPUT_AREA_CLASS}" data-origin="{protocol.ORIGIN.PRERENDERED}">'
-            f'\n{body}\n  </div>\n</div>\n')
+            f'\n{body}\n  </div>\n{prompt_html}</div>\n')
+
+
+def render_prompt(md, cell: Cell) -> str:
+    """A cell's «Prueba esto», folded: a <details> the page shows over the code's corner (cells.css)."""
+    if cell.prompt is None:
+        return ""
+    return (f'  <details class="cell-prueba">\n    <summary>{PROMPT_LABEL}</summary>\n'
+            f'    <div class="cell-prueba-texto">\n{render_markdown(md, cell.prompt)}</div>\n  </details>\n')
+
+
+def drop_prompts(tokens: list) -> list:
+    """The slide's tokens without its `::: prueba` blocks: each is written inside its cell."""
+    kept, depth = [], 0
+    for token in tokens:
+        if token.type == "container_open" and token.info == PROMPT and depth == 0:
+            depth = 1
+            continue
+        if depth:
+            if token.type == "container_open":
+                depth += 1
+            elif token.type == "container_close":
+                depth -= 1
+            continue
+        kept.append(token)
+    return kept
 
 
 def make_renderer(math: dict[MathKey, str]):
@@ -166,8 +192,8 @@ def splice_exercise(tokens: list, html_text: str) -> list:
 
 def render_section(md, slide: Slide, prerendered: Prerendered) -> str:
     attrs = "".join(f' {key}="{html.escape(value)}"' for key, value in sorted(slide.attributes.items()))
-    cells = {cell.line: render_cell(prerendered.outcomes[cell.id]) for cell in slide.cells}
-    tokens = list(slide.tokens)
+    cells = {cell.line: render_cell(prerendered.outcomes[cell.id], render_prompt(md, cell)) for cell in slide.cells}
+    tokens = drop_prompts(list(slide.tokens))
     if slide.exercise is not None:
         tokens = splice_exercise(tokens, render_exercise(md, slide.exercise, prerendered))
     body = md.renderer.render(tokens, md.options, {"cells": cells})

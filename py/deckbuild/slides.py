@@ -8,6 +8,7 @@ tool that needs the slides or their cells take them from `read_deck`.
         cell.id, cell.options, cell.source, cell.file, cell.line
     for exercise in deck.exercises:  # every `::: ejercicio` and the `::: reto`
         exercise.id, exercise.check, exercise.task, exercise.cell, exercise.hints, exercise.solution_code
+    cell.prompt                      # the Markdown of its `::: prueba` («Prueba esto»), or None
 
 A bad source raises `SourceError` with the file and line of the problem: a
 file that is not UTF-8, starts with a byte-order mark, holds control characters
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -45,6 +46,11 @@ HIDDEN_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029
 EXERCISE, CHALLENGE, HINT, SOLUTION = "ejercicio", "reto", "pista", "solucion"
 # The challenge's id (where the page saves its answer) and its check in dpdeck.exercises.
 CHALLENGE_ID = "reto-laboratorio"
+# A cell's «Prueba esto» (deck/README.md, «Try this»): a `::: prueba` right after the cell's
+# fence, what a student can change in it and what to look at. The page and the notebooks
+# show it under this label.
+PROMPT = "prueba"
+PROMPT_LABEL = "Prueba esto"
 
 
 class MathKey(NamedTuple):
@@ -66,6 +72,8 @@ class Cell:
     layout: str                 # "side" or "stack"
     options: dict[str, str]     # the options as written on the fence line
     time_limit: int = CELL_TIME_LIMIT   # seconds the build lets it run
+    prompt: str | None = None   # Markdown of its `::: prueba`, what a student can try in it
+    prompt_line: int | None = None   # 1-based line of that `::: prueba`
 
     def where(self) -> str:
         return f"{display_path(self.file)}:{self.line}"
@@ -206,6 +214,7 @@ def read_slide_file(md, path: Path, math: dict, seen_ids: dict) -> list[Slide]:
     lines = text.split("\n")
     tokens = md.parse(text, {})
     cells_by_line = collect_cells_and_math(path, lines, tokens, math, seen_ids)
+    attach_prompts(path, lines, tokens, cells_by_line)
     exercises_by_line = collect_exercises(path, lines, tokens, cells_by_line, seen_ids)
     slides = []
     segments = split_slides(lines, tokens)
@@ -244,7 +253,7 @@ def collect_cells_and_math(path: Path, lines: list[str], tokens: list, math: dic
                            seen_ids: dict) -> dict[int, Cell]:
     """Check one file's tokens; return its cells by fence line and record its math.
 
-    A fence inside a `::: pista` or a `::: solucion` is shown code, never a cell.
+    A fence inside a `::: pista`, a `::: solucion` or a `::: prueba` is shown code, never a cell.
     """
     cells: dict[int, Cell] = {}
     containers: list[str] = []
@@ -254,7 +263,7 @@ def collect_cells_and_math(path: Path, lines: list[str], tokens: list, math: dic
             info = token.info.strip()
             if info.split()[:1] and info.split()[0].startswith("python"):
                 line = token.map[0] + 1
-                if containers and containers[-1] in (HINT, SOLUTION):
+                if containers and containers[-1] in (HINT, SOLUTION, PROMPT):
                     if info != "python":
                         raise SourceError(path, line, f"el código de una «::: {containers[-1]}» no es una celda: "
                                                       "escribe solo «```python», sin opciones")
@@ -303,8 +312,34 @@ def check_container_place(path: Path, line: int, name: str, open_containers: lis
     if parent in (EXERCISE, CHALLENGE) and name not in (HINT, SOLUTION):
         raise SourceError(path, line, f"dentro de «::: {parent}» solo van el enunciado, la celda, "
                                       f"«::: {HINT}» y «::: {SOLUTION}» (no «::: {name}»)")
-    if parent in (HINT, SOLUTION):
+    if parent in (HINT, SOLUTION, PROMPT):
         raise SourceError(path, line, f"«::: {parent}» no admite otros contenedores (encontré «::: {name}»)")
+
+
+def attach_prompts(path: Path, lines: list[str], tokens: list, cells: dict[int, Cell]) -> None:
+    """Give each cell its `::: prueba`: the block right after the cell's fence, in the same container.
+
+    A prompt anywhere else (after text, after another prompt, before its cell) names no
+    cell: it is refused with its line rather than shown to students detached from the
+    code it asks them to change.
+    """
+    for index, token in enumerate(tokens):
+        if token.type != "container_open" or token.info != PROMPT:
+            continue
+        line = token.map[0] + 1
+        before = tokens[index - 1] if index else None
+        if before is not None and before.type == "container_close" and before.info == PROMPT:
+            raise SourceError(path, line, f"una celda tiene una sola «::: {PROMPT}»: junta las dos en una")
+        if not (before is not None and before.type == "fence" and before.level == token.level
+                and before.map[0] + 1 in cells):
+            raise SourceError(path, line, f"«::: {PROMPT}» va justo después de la celda que propone cambiar "
+                                          "(en la línea que sigue a su «```» de cierre, dentro del mismo "
+                                          "contenedor): aquí no hay ninguna celda antes")
+        body = container_body(lines, token)
+        if not body.strip():
+            raise SourceError(path, line, f"«::: {PROMPT}» vacía: escribe qué cambiar en la celda y qué mirar")
+        cell_line = before.map[0] + 1
+        cells[cell_line] = replace(cells[cell_line], prompt=body, prompt_line=line)
 
 
 def collect_exercises(path: Path, lines: list[str], tokens: list, cells: dict[int, Cell],

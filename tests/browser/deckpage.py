@@ -14,7 +14,10 @@ which use only what the deck documents (deck/README.md):
 * an exercise's markup (`.ejercicio[data-exercise]`, its `[data-action]`
   buttons, `.ejercicio-veredicto`, `.ejercicio-pista`, `.ejercicio-solucion`,
   the challenge's fields) and the take-home tools (`dpdeck-tools`: copy and
-  download buttons, run a slide or a chapter, the chapter's notebook).
+  download buttons, run a slide or a chapter, the chapter's notebook);
+* a cell's «Prueba esto» (`.cell > details.cell-prueba`, its `<summary>` and
+  `.cell-prueba-texto`) and the menu's worksheets (`.deck-menu-worksheets
+  [data-chapter]`, its `a[data-worksheet]` links).
 
 Nothing here reaches into the page's internals (its editors, its runtime
 object), so the page can change how it works without breaking the tests.
@@ -78,6 +81,40 @@ EXERCISE_STATE = """
     help: !(exercise.querySelector('.ejercicio-ayuda') || {hidden: true}).hidden,
   };
 }
+"""
+
+# A cell's «Prueba esto» as shown: its label, whether it is open, its text, and their boxes (window px).
+PROMPT_STATE = """
+(selector) => {
+  const prompt = document.querySelector(selector + ' > details.cell-prueba');
+  if (!prompt) return null;
+  const label = prompt.querySelector(':scope > summary');
+  const text = prompt.querySelector('.cell-prueba-texto');
+  const box = (element) => { const r = element.getBoundingClientRect();
+    return {left: r.left, top: r.top, right: r.right, bottom: r.bottom, width: r.width, height: r.height}; };
+  // The text as read, formulas once (KaTeX's MathML copy left out).
+  const copy = text.cloneNode(true);
+  copy.querySelectorAll('.katex-mathml').forEach((math) => math.remove());
+  return {
+    open: prompt.open,
+    label: label.textContent.trim(),
+    labelBox: box(label),
+    focused: document.activeElement === label,
+    shown: text.checkVisibility(),
+    text: copy.textContent.replace(/\\s+/g, ' ').trim(),
+    textBox: box(text),
+    textPx: parseFloat(getComputedStyle(text).fontSize),
+    inFlow: getComputedStyle(text).position === 'static',
+  };
+}
+"""
+
+# The menu's worksheet links, chapter by chapter: [{chapter, heading, flavour, href, name, text}].
+WORKSHEET_LINKS = """
+() => [...document.querySelectorAll('dialog.deck-menu .deck-menu-worksheets a[data-worksheet]')].map((link) => ({
+  chapter: link.closest('.deck-menu-worksheets').dataset.chapter,
+  heading: link.closest('.deck-menu-chapter').querySelector('h3').textContent,
+  flavour: link.dataset.worksheet, href: link.href, name: link.download, text: link.textContent}))
 """
 
 SOURCE = "(id) => Reveal.getPlugin('dpdeck').cell(id).source"
@@ -352,28 +389,53 @@ class DeckPage:
         """The clipboard's text (the context needs clipboard-read permission)."""
         return self.page.evaluate("() => navigator.clipboard.readText()")
 
+    def open_menu(self) -> None:
+        """Click ☰ and wait for the menu."""
+        self.page.click(".deck-menu-button")
+        self.page.wait_for_selector("dialog.deck-menu[open]")
 
-class CellView:
-    """One live cell, as its markup, its buttons and the script surface show it."""
+    def worksheet_links(self, chapters: int) -> list[dict]:
+        """The open menu's worksheet links, once the `chapters` chapters have theirs: [{chapter, heading,
+        flavour, href, name, text}]."""
+        self.page.wait_for_function(
+            "(n) => document.querySelectorAll('dialog.deck-menu .deck-menu-worksheets').length === n",
+            arg=chapters)
+        return self.page.evaluate(WORKSHEET_LINKS)
 
-    def __init__(self, deck: DeckPage, cell_id: str):
+    def download_worksheet(self, chapter: str, flavour: str) -> tuple[str, bytes]:
+        """Click a worksheet link of the open menu: the file it downloads."""
+        return self.download(lambda: self.page.click(
+            f'dialog.deck-menu .deck-menu-worksheets[data-chapter="{chapter}"] a[data-worksheet="{flavour}"]'))
+
+
+class SlideElementView:
+    """One element of a slide, found by `selector`: where it is and what is inside it."""
+
+    selector: str
+
+    def __init__(self, deck: DeckPage, element_id: str):
         self.deck = deck
         self.page = deck.page
-        self.id = cell_id
-        self.selector = f'.cell[data-cell-id="{cell_id}"]'
+        self.id = element_id
 
     def locator(self, inner: str = ""):
         return self.page.locator(f"{self.selector} {inner}".strip())
-
-    # ------------------------------------------------------------ where it is
 
     @property
     def slide_index(self) -> int:
         return self.page.evaluate(SLIDE_OF_CELL, self.selector)
 
     def show(self) -> None:
-        """Go to the cell's slide."""
+        """Go to the element's slide."""
         self.deck.go_to_slide(self.slide_index)
+
+
+class CellView(SlideElementView):
+    """One live cell, as its markup, its buttons and the script surface show it."""
+
+    def __init__(self, deck: DeckPage, cell_id: str):
+        super().__init__(deck, cell_id)
+        self.selector = f'.cell[data-cell-id="{cell_id}"]'
 
     # ------------------------------------------------------------ its code
 
@@ -421,6 +483,20 @@ class CellView:
 
     def click_editor(self) -> None:
         self.page.click(f"{self.selector} .cm-content")
+
+    # ------------------------------------------------------------ its «Prueba esto»
+
+    @property
+    def prompt_selector(self) -> str:
+        return f"{self.selector} > details.cell-prueba > summary"
+
+    def prompt(self) -> dict | None:
+        """{open, label, labelBox, focused, shown, text, textBox, textPx, inFlow}, or None without one."""
+        return self.page.evaluate(PROMPT_STATE, self.selector)
+
+    def click_prompt(self) -> None:
+        """Click (or tap, on a touch screen) the label of its «Prueba esto»."""
+        self.page.click(self.prompt_selector)
 
     # ------------------------------------------------------------ running it
 
@@ -521,24 +597,12 @@ class CellView:
             arg=self.selector, timeout=timeout)
 
 
-class ExerciseView:
+class ExerciseView(SlideElementView):
     """One exercise (`.ejercicio[data-exercise]`), as its buttons and its panel show it."""
 
     def __init__(self, deck: DeckPage, exercise_id: str):
-        self.deck = deck
-        self.page = deck.page
-        self.id = exercise_id
+        super().__init__(deck, exercise_id)
         self.selector = f'.ejercicio[data-exercise="{exercise_id}"]'
-
-    def locator(self, inner: str = ""):
-        return self.page.locator(f"{self.selector} {inner}".strip())
-
-    @property
-    def slide_index(self) -> int:
-        return self.page.evaluate(SLIDE_OF_CELL, self.selector)
-
-    def show(self) -> None:
-        self.deck.go_to_slide(self.slide_index)
 
     def click(self, action: str) -> None:
         """Click one of its buttons: check, hint, solution, use-solution, export."""

@@ -10,7 +10,8 @@
 * Output that no longer matches its code is dimmed within WCAG AA (≥ 4,5:1).
 * axe-core (pinned in py/deckbuild/pins.py, injected by this test only) finds
   no serious or critical violation on any slide, with every answer shown, nor
-  in the page's chrome, the menu, a zoomed cell or the help. Every slide is
+  in the page's chrome, the menu (with its worksheets), a zoomed cell, the
+  help or an open «Prueba esto». Every slide is
   checked at once, laid out as reveal.js prints them (?print-pdf: each slide
   a page, with its background, its answers and its cells' code); one slide
   of each kind is checked again on screen, as a student's reader meets it.
@@ -138,6 +139,23 @@ def test_axe_finds_nothing_serious_in_the_pages_own_screens(audited):
     page.wait_for_selector(".reveal .r-overlay-help table td")
     page.wait_for_timeout(400)
     checked["ayuda"] = page.evaluate(RUN_AXE, [".reveal .r-overlay-help"])
+    page.keyboard.press("Escape")
+    found = {name: blocking(violations) for name, violations in checked.items() if blocking(violations)}
+    assert found == {}, [(name, v["id"], v["nodes"]) for name, vs in found.items() for v in vs]
+
+
+def test_axe_finds_nothing_serious_on_an_open_prompt_nor_on_the_menus_worksheets(audited):
+    deck, page = audited, audited.page
+    cell = deck.cell("ataque-laplace")
+    cell.show()
+    cell.click_prompt()
+    assert cell.prompt()["shown"]
+    checked = {"prueba esto": page.evaluate(RUN_AXE, [".reveal .slides > section.present"])}
+    cell.click_prompt()
+    deck.blur()
+    deck.open_menu()
+    page.wait_for_selector("dialog.deck-menu .deck-menu-worksheets a[data-worksheet]")
+    checked["índice con sus cuadernos"] = page.evaluate(RUN_AXE, ["dialog.deck-menu"])
     page.keyboard.press("Escape")
     found = {name: blocking(violations) for name, violations in checked.items() if blocking(violations)}
     assert found == {}, [(name, v["id"], v["nodes"]) for name, vs in found.items() for v in vs]

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 # A small deck that uses every part of the format: attributes, notes, fragment,
-# boxes, columns, a table, math and two cells (one with a figure).
+# boxes, columns, a table, math and two cells (one with a figure and a «Prueba esto»).
 SAMPLE_DECK = {
     "00-inicio.md": """\
         <!-- .slide: class="portada" id="inicio" -->
@@ -70,6 +70,10 @@ SAMPLE_DECK = {
         import matplotlib.pyplot as plt
         plt.plot([0, 1], [1, 0])
         ```
+
+        ::: prueba
+        Cambia `[1, 0]` por `[0, 1]` y vuelve a ejecutar: ¿hacia dónde sube la recta, con $\\varepsilon$?
+        :::
 
         ```text
         no es una celda

@@ -82,6 +82,34 @@ def test_the_guided_notebook_has_every_cell_and_the_lectures_text(deck, index, d
         assert "Preguntar:" not in text
 
 
+def test_each_prompt_follows_its_cell_in_the_guided_notebook(deck, index, dist_dir):
+    """A cell's «Prueba esto» is the Markdown cell right after its code cell, in the guided notebook only."""
+    prompted = {cell.id: cell.prompt for cell in deck.cells if cell.prompt is not None}
+    assert len(prompted) >= 15
+    found = {}
+    for chapter in index["chapters"]:
+        for flavour, relative in chapter["notebooks"].items():
+            cells = read_notebook(dist_dir, relative).cells
+            for position, cell in enumerate(cells):
+                cell_id = cell.metadata.get("dpdeck", {}).get("prompt")
+                if cell_id is None:
+                    continue
+                assert flavour == "guided", relative
+                before = cells[position - 1]
+                assert before.cell_type == "code" and before.metadata["dpdeck"]["cell"] == cell_id
+                assert (cell.cell_type, cell.id) == ("markdown", f"{cell_id}-prueba")
+                found[cell_id] = cell.source
+            if flavour == "guided":
+                code = [cell.metadata["dpdeck"]["cell"] for cell in cells if cell.cell_type == "code"
+                        and "cell" in cell.metadata.get("dpdeck", {})]
+                assert [cell_id for cell_id in code if cell_id in prompted] == \
+                    [cell_id for cell_id in found if cell_id in chapter["cells"]]
+    assert set(found) == set(prompted)
+    for cell_id, source in found.items():
+        text = re.sub(r"</?span[^>]*>", "", prompted[cell_id])
+        assert source == f"**Prueba esto.** {text}", cell_id
+
+
 def test_a_slide_becomes_markdown_with_its_math_boxes_and_answers(index, dist_dir):
     first = next(chapter for chapter in index["chapters"] if "01-privacidad.md" in chapter["files"])
     text = "\n\n".join(cell.source for cell in read_notebook(dist_dir, first["notebooks"]["guided"]).cells

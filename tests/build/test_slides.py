@@ -17,7 +17,7 @@ from deck_fixtures import ROOT, SAMPLE_DECK, write_deck
 from deckbuild.errors import SourceError
 from deckbuild.files import hash_bytes
 from deckbuild.markdown import make_markdown
-from deckbuild.slides import Cell, check_fence_closed, read_deck
+from deckbuild.slides import PROMPT_LABEL, Cell, check_fence_closed, read_deck
 
 
 def sections(out):
@@ -132,6 +132,123 @@ def test_read_deck_matches_the_built_page(dist_dir):
     assert re.findall(r'data-cell-id="([^"]+)"', page) == [cell.id for cell in deck.cells]
     sources = re.findall(r'<code class="language-python">(.*?)</code>', page, flags=re.S)
     assert [html.unescape(source) for source in sources] == [cell.source for cell in deck.cells]
+
+
+# ------------------------------------------------------------ «Prueba esto»
+
+
+def test_a_prompt_is_written_inside_its_cell_after_the_output(sample_build):
+    figure = sections(sample_build)[3]
+    match = re.search(r'<div class="cell" data-cell-id="figura" .*?<div class="cell-output" data-origin="prerendered">'
+                      r'.*?</div>\s*<details class="cell-prueba">\s*<summary>(.*?)</summary>\s*'
+                      r'<div class="cell-prueba-texto">\s*<p>(.*?)</p>\s*</div>\s*</details>\s*</div>', figure, re.S)
+    assert match, figure
+    assert match.group(1) == PROMPT_LABEL == "Prueba esto"
+    assert match.group(2).startswith("Cambia <code>[1, 0]</code> por <code>[0, 1]</code> y vuelve a ejecutar")
+    assert '<span class="katex">' in match.group(2) and "$" not in match.group(2)
+    # Written once, inside its cell: nothing of the `::: prueba` is left in the slide's flow.
+    assert figure.count("Cambia <code>") == 1 and ":::" not in figure
+    assert '<pre><code class="language-text">no es una celda' in figure.split("</details>")[1]
+
+
+PROMPT_DECK = {
+    "01-pruebas.md": """\
+        # Pruebas
+
+        ```python id=una
+        epsilon = 0.5
+        ```
+
+        ::: prueba
+        Pon `epsilon = 5` y vuelve a ejecutar.
+
+        ¿Qué cambia?
+        :::
+
+        ```python id=sin-prueba
+        x = 1
+        ```
+
+        Texto entre medias.
+
+        ---
+
+        # En columnas y en un fragmento
+
+        ::: columns
+        ::: column
+        ```python id=izquierda
+        b = 1
+        ```
+        ::: prueba
+        Sube `b` a `2`.
+        :::
+        :::
+        ::: column
+        ::: fragment
+        ```python id=oculta
+        c = 3
+        ```
+
+        ::: prueba
+        Cambia `c`:
+
+        ```python
+        c = 4
+        ```
+        :::
+        :::
+        :::
+        :::
+        """,
+}
+
+
+def test_read_deck_gives_each_cell_its_prompt(tmp_path):
+    deck = read_deck(write_deck(tmp_path / "slides", PROMPT_DECK))
+    prompts = {cell.id: (cell.prompt, cell.prompt_line) for cell in deck.cells}
+    assert prompts == {
+        "una": ("Pon `epsilon = 5` y vuelve a ejecutar.\n\n¿Qué cambia?", 7),
+        "sin-prueba": (None, None),
+        "izquierda": ("Sube `b` a `2`.", 28),
+        "oculta": ("Cambia `c`:\n\n```python\nc = 4\n```", 38),
+    }
+    # The code shown in a prompt is not a cell.
+    assert [cell.id for cell in deck.cells] == ["una", "sin-prueba", "izquierda", "oculta"]
+
+
+CELL = "```python id=c\nx = 1\n```\n"
+PROMPT = "::: prueba\nPon `x = 2`.\n:::\n"
+
+PROMPT_ERRORS = {
+    "after-text": ("# T\n\n" + CELL + "\ntexto\n\n" + PROMPT, 9, "va justo después de la celda"),
+    "first-on-its-slide": ("# T\n\n" + PROMPT + "\n" + CELL, 3, "aquí no hay ninguna celda antes"),
+    "after-a-rule": ("# T\n\n" + CELL + "\n---\n\n" + PROMPT, 9, "va justo después de la celda"),
+    "two-for-one-cell": ("# T\n\n" + CELL + "\n" + PROMPT + "\n" + PROMPT, 11, "una sola «::: prueba»"),
+    "outside-the-cells-column": ("# T\n\n::: columns\n::: column\n" + CELL + ":::\n:::\n\n" + PROMPT, 11,
+                                 "dentro del mismo contenedor"),
+    "in-the-notes": ("# T\n\n" + CELL + "\n::: notes\n" + PROMPT + ":::\n", 8, "va justo después de la celda"),
+    "empty": ("# T\n\n" + CELL + "\n::: prueba\n\n:::\n", 7, "«::: prueba» vacía"),
+    "with-a-box": ("# T\n\n" + CELL + "\n::: prueba\nPon esto.\n\n::: aviso\nojo\n:::\n:::\n", 10,
+                   "«::: prueba» no admite otros contenedores"),
+    "with-a-cell": ("# T\n\n" + CELL + "\n::: prueba\n```python id=d\ny = 1\n```\n:::\n", 8,
+                    "el código de una «::: prueba» no es una celda"),
+    "on-an-exercise": ("# T\n\n::: ejercicio\nCompleta.\n\n```python id=e check=laplace-escala\nb = 1\n```\n\n"
+                       + PROMPT + "\n::: pista\nUna.\n:::\n\n::: solucion\n```python\nb = 1\n```\n:::\n:::\n",
+                       10, "no «::: prueba»"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PROMPT_ERRORS))
+def test_a_prompt_that_is_not_next_to_its_cell_stops_the_build_at_its_line(case, tmp_path):
+    text, line, message = PROMPT_ERRORS[case]
+    folder = tmp_path / "slides"
+    folder.mkdir()
+    (folder / "01.md").write_text(text, encoding="utf-8")
+    with pytest.raises(SourceError) as raised:
+        read_deck(folder)
+    assert (raised.value.path.name, raised.value.line) == ("01.md", line), raised.value.message
+    assert message in raised.value.message
 
 
 def test_read_deck_raises_source_error_with_file_and_line(tmp_path):
