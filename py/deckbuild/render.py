@@ -262,6 +262,20 @@ def fill_template(title: str, sections: str, parts: dict[str, str]) -> str:
     return template
 
 
+def expect_first_slide(deck: Deck) -> str:
+    """The link that holds the page's first frame until its first slide is parsed (or '' if it has no id).
+
+    `<link rel="expect" blocking="render">` (HTML, «render-blocking»): the
+    browser draws nothing until the element it names has been parsed, instead
+    of painting the empty background first and the slide a frame later. It
+    blocks no longer than the parse of the page, even if the id is missing.
+    """
+    slide_id = deck.slides[0].attributes.get("id") if deck.slides else None
+    if not slide_id:
+        return ""
+    return f'<link rel="expect" href="#{html.escape(slide_id)}" blocking="render">'
+
+
 def render_page(deck: Deck, math: dict[MathKey, str], prerendered: Prerendered, parts: dict[str, str]) -> str:
     """index.html: the template with its inline parts and every slide rendered in reading order."""
     md = make_renderer(math)
@@ -269,6 +283,7 @@ def render_page(deck: Deck, math: dict[MathKey, str], prerendered: Prerendered, 
     # The page's one inline script is allowed by its hash, never by 'unsafe-inline'.
     inline_scripts = [parts[FIRST_PAINT_PLACEHOLDER]]
     policy = compose_policy(inline_scripts=inline_scripts)
-    page = fill_template(deck.title, sections, {**parts, "{{ csp }}": html.escape(policy)})
+    page = fill_template(deck.title, sections, {**parts, "{{ csp }}": html.escape(policy),
+                                               "{{ first_slide_expected }}": expect_first_slide(deck)})
     check_page_scripts(page, inline_scripts)
     return page
