@@ -41,6 +41,7 @@ __all__ = [
     "NOISE_RANGE_FACTOR",
     "check_noise_resolution",
     "check_noise_range",
+    "check_noise_fits",
     "check_positive_rational",
     "check_integers",
     "check_probability",
@@ -70,8 +71,17 @@ def describe(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+# The plain numbers that reach the checkers thousands of times in one run of the lab (every
+# noisy release checks its value, its sensitivity, its ε and its scale). For these types the
+# general test below, an isinstance against the abstract numbers.Real, costs more than the work
+# it guards; bool is a subclass of int but not this type, so it still takes the general path.
+_PLAIN_REAL_TYPES = (float, int, np.float64)
+
+
 def check_number(value, *, name: str) -> float:
     """Exige un número real (no booleano, no texto) y lo devuelve como ``float``."""
+    if type(value) in _PLAIN_REAL_TYPES:
+        return float(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} debe ser un número real; se recibió {describe(value)}")
     return float(value)
@@ -127,6 +137,8 @@ def check_alpha(alpha, *, name: str = "alpha") -> float:
 
 def check_positive_int(value, *, name: str) -> int:
     """Exige un entero ≥ 1 (acepta 3.0 pero no 2.5 ni True)."""
+    if type(value) is int and value >= 1:  # the common case, without the abstract-class tests below
+        return value
     if isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} debe ser un entero positivo; se recibió {describe(value)}")
     if isinstance(value, numbers.Integral):
@@ -172,14 +184,23 @@ def check_finite(values, *, name: str = "valores"):
 
     Devuelve un ``float`` si recibió un escalar y un arreglo ``float`` si no.
     """
-    if _is_scalar(values):
+    if type(values) in _PLAIN_REAL_TYPES:
+        # What the general path below returns for these types, without its np.ndim; a value
+        # that is not finite goes on to it for the message.
+        number = float(values)
+        if math.isfinite(number):
+            return number
+    if type(values) is np.ndarray and values.dtype == np.float64:
+        array = values  # what _as_float_array returns for it, without its two calls
+    elif _is_scalar(values):
         number = check_number(values, name=name)
         if not math.isfinite(number):
             raise ValueError(f"{name} debe ser finito; se recibió {describe(values)}")
         return number
-    array = _as_float_array(values, name=name)
-    bad = ~np.isfinite(array)
-    if bad.any():
+    else:
+        array = _as_float_array(values, name=name)
+    if not np.isfinite(array).all():
+        bad = ~np.isfinite(array)
         position = tuple(int(i) for i in np.argwhere(bad)[0])
         where = position[0] if len(position) == 1 else position
         raise ValueError(
@@ -257,8 +278,9 @@ NOISE_RANGE_FACTOR = 64
 
 
 def _largest_magnitude(value, *, name: str) -> tuple:
-    """max |xᵢ| de un número o arreglo finito (0 si está vacío) y una función que nombra ese valor.
+    """(valor validado, max |xᵢ|, función que nombra ese máximo) de un número o arreglo finito.
 
+    El valor validado es el de ``check_finite``; el máximo es 0 si está vacío.
     El nombre se escribe solo si hace falta un mensaje de error: cada ruido que
     se suma pasa por aquí, y escribir el valor cuesta más que compararlo.
     """
@@ -270,35 +292,23 @@ def _largest_magnitude(value, *, name: str) -> tuple:
             f"se recibió {describe(value)}"
         ) from None
     if isinstance(finite, float):
-        return abs(finite), lambda: describe(value)
+        return finite, abs(finite), lambda: describe(value)
     if finite.size == 0:
-        return 0.0, lambda: describe(value)
-    position = int(np.argmax(np.abs(finite)))
-    element = finite.flat[position]
+        return finite, 0.0, lambda: describe(value)
+    magnitudes = np.abs(finite)
+    largest = float(magnitudes.max())
 
     def shown() -> str:
+        position = int(np.argmax(magnitudes))
         where = np.unravel_index(position, finite.shape)
         where = int(where[0]) if len(where) == 1 else tuple(int(i) for i in where)
-        return f"{describe(element)} (en la posición {where})"
+        return f"{describe(finite.flat[position])} (en la posición {where})"
 
-    return abs(float(element)), shown
+    return finite, largest, shown
 
 
-def check_noise_resolution(value, *, scale: float, name: str = "valor", scale_name: str = "b") -> None:
-    """Exige que el espaciado de los dobles cerca de ``value`` no se trague el ruido de escala ``scale``.
-
-    Criterio: ulp(m) ≤ b/64, con m = max(máxᵢ |xᵢ|, b) y ulp(m) la distancia
-    de m al doble siguiente (``math.ulp``). Con b = 2 se aceptan los |x| < 2⁴⁸
-    y se rechaza 2⁴⁸, cuyos vecinos distan 1/16 > 2/64; en general, el borde
-    está en |x| = 2⁴⁷·b para b potencia de 2.
-
-    Por qué: el resultado x + Z se redondea al doble más cercano. Si los dobles
-    cerca de x distan más que el ruido típico, el redondeo lo borra: con
-    ulp(x) ≥ b, P(|Z| < ulp/2) = 1 − e^{−ulp/(2b)} ≥ 39 % de las publicaciones
-    devuelven x exacto (con x = 2⁶⁰ y b = 2, todas). El máximo con b cubre una
-    escala subnormal, cuyo propio ruido no tiene bits.
-    """
-    largest, shown = _largest_magnitude(value, name=name)
+def _require_resolution(largest: float, shown, *, scale: float, name: str, scale_name: str) -> None:
+    """El criterio de ``check_noise_resolution`` sobre un máximo ya calculado."""
     limit = scale / NOISE_RESOLUTION_FACTOR  # only shown: it rounds among subnormals
     # ulp · 64 is exact (a power of two times 64), so the comparison is too.
     if math.ulp(scale) * NOISE_RESOLUTION_FACTOR > scale:
@@ -317,6 +327,35 @@ def check_noise_resolution(value, *, scale: float, name: str = "valor", scale_na
         )
 
 
+def _require_range(largest: float, shown, *, scale: float, name: str, scale_name: str) -> None:
+    """El criterio de ``check_noise_range`` sobre un máximo ya calculado."""
+    reach = largest + NOISE_RANGE_FACTOR * scale
+    if reach > sys.float_info.max:
+        raise ValueError(
+            f"{name} y escala demasiado grandes; se recibió {shown()} y {scale_name} = {describe(scale)}: "
+            f"|x| + {NOISE_RANGE_FACTOR}·{scale_name} = {describe(reach)} supera el mayor doble "
+            f"({describe(sys.float_info.max)}) y la publicación podría ser infinita"
+        )
+
+
+def check_noise_resolution(value, *, scale: float, name: str = "valor", scale_name: str = "b") -> None:
+    """Exige que el espaciado de los dobles cerca de ``value`` no se trague el ruido de escala ``scale``.
+
+    Criterio: ulp(m) ≤ b/64, con m = max(máxᵢ |xᵢ|, b) y ulp(m) la distancia
+    de m al doble siguiente (``math.ulp``). Con b = 2 se aceptan los |x| < 2⁴⁸
+    y se rechaza 2⁴⁸, cuyos vecinos distan 1/16 > 2/64; en general, el borde
+    está en |x| = 2⁴⁷·b para b potencia de 2.
+
+    Por qué: el resultado x + Z se redondea al doble más cercano. Si los dobles
+    cerca de x distan más que el ruido típico, el redondeo lo borra: con
+    ulp(x) ≥ b, P(|Z| < ulp/2) = 1 − e^{−ulp/(2b)} ≥ 39 % de las publicaciones
+    devuelven x exacto (con x = 2⁶⁰ y b = 2, todas). El máximo con b cubre una
+    escala subnormal, cuyo propio ruido no tiene bits.
+    """
+    _, largest, shown = _largest_magnitude(value, name=name)
+    _require_resolution(largest, shown, scale=scale, name=name, scale_name=scale_name)
+
+
 def check_noise_range(value, *, scale: float, name: str = "valor", scale_name: str = "b") -> None:
     """Exige que toda publicación x + Z posible sea un doble finito.
 
@@ -325,14 +364,22 @@ def check_noise_range(value, *, scale: float, name: str = "valor", scale_name: s
     (``NOISE_RANGE_FACTOR``). Sin esta cota, un valor o una escala enormes
     publican ``inf`` (y después ``nan`` en cualquier resta).
     """
-    largest, shown = _largest_magnitude(value, name=name)
-    reach = largest + NOISE_RANGE_FACTOR * scale
-    if reach > sys.float_info.max:
-        raise ValueError(
-            f"{name} y escala demasiado grandes; se recibió {shown()} y {scale_name} = {describe(scale)}: "
-            f"|x| + {NOISE_RANGE_FACTOR}·{scale_name} = {describe(reach)} supera el mayor doble "
-            f"({describe(sys.float_info.max)}) y la publicación podría ser infinita"
-        )
+    _, largest, shown = _largest_magnitude(value, name=name)
+    _require_range(largest, shown, scale=scale, name=name, scale_name=scale_name)
+
+
+def check_noise_fits(value, *, scale: float, name: str = "valor", scale_name: str = "b"):
+    """Exige las dos condiciones para sumar ruido de escala ``scale`` a ``value``, y devuelve ``value`` validado.
+
+    Es ``check_noise_resolution`` y después ``check_noise_range`` (los mismos
+    criterios y mensajes, en ese orden) recorriendo el valor una sola vez:
+    cada publicación ruidosa pasa por aquí. Devuelve lo que ``check_finite``:
+    un ``float`` si recibió un escalar y un arreglo ``float`` si no.
+    """
+    finite, largest, shown = _largest_magnitude(value, name=name)
+    _require_resolution(largest, shown, scale=scale, name=name, scale_name=scale_name)
+    _require_range(largest, shown, scale=scale, name=name, scale_name=scale_name)
+    return finite
 
 
 # ------------------------------------------------------ aritmética exacta --

@@ -503,13 +503,13 @@ def rounds_to_reach(accuracies, target) -> int | None:
 def split_census_task(census, *, rng, test_fraction=0.2) -> dict:
     """La tarea del capítulo 5: entrenamiento y prueba del censo, y sus dos referencias.
 
-    Usa ``learning.make_dataset`` y ``learning.train_test_split`` (con la misma
-    semilla, la misma partición que las celdas del capítulo 5). Devuelve
+    Usa ``learning.split_census`` (con la misma semilla, la misma partición
+    que las celdas del capítulo 5); quien solo necesita la partición la pide
+    ahí y no entrena la referencia. Devuelve
     ``X_train``, ``X_test``, ``y_train``, ``y_test``, ``nonprivate`` (exactitud
     del modelo centralizado sin privacidad) y ``majority`` (clase mayoritaria).
     """
-    X, y = learning.make_dataset(census)
-    X_train, X_test, y_train, y_test = learning.train_test_split(X, y, test_fraction=test_fraction, rng=rng)
+    X_train, X_test, y_train, y_test = learning.split_census(rng=rng, census=census, test_fraction=test_fraction)
     reference = learning.train_logistic(X_train, y_train)
     return {
         "X_train": X_train,
@@ -801,12 +801,16 @@ def share_secret(secret, *, shares, threshold, rng) -> list:
 
 def _evaluate_shares(coefficients, shares: int) -> list:
     """Las partes (x, f(x)), x = 1 … n, del polinomio f de coeficientes [s, a₁, …] módulo p."""
+    # Horner in exact Python integers, reduced modulo p once at the end (the same value as reducing
+    # at every step). A round's setup evaluates one polynomial per pair of clients, so the
+    # coefficients are converted once and the few large reductions are left for last.
+    highest_first = [int(coefficient) for coefficient in reversed(coefficients)]
     result = []
     for x in range(1, shares + 1):
         value = 0
-        for coefficient in reversed(coefficients):  # Horner, en enteros de Python (sin desborde)
-            value = (value * x + int(coefficient)) % SHARE_PRIME
-        result.append((x, value))
+        for coefficient in highest_first:
+            value = value * x + coefficient
+        result.append((x, value % SHARE_PRIME))
     return result
 
 
@@ -849,8 +853,8 @@ def setup_secure_aggregation(clients, *, threshold, rng) -> dict:
         raise ValueError(f"threshold ({threshold}) no puede superar el número de clientes ({clients})")
     rng = check_rng(rng)
     pairs = [(i, j) for i in range(clients) for j in range(i + 1, clients)]
-    values = rng.integers(0, SHARE_PRIME, size=len(pairs))
-    seeds = {pair: int(value) for pair, value in zip(pairs, values)}
+    values = rng.integers(0, SHARE_PRIME, size=len(pairs)).tolist()
+    seeds = dict(zip(pairs, values))
     # Los coeficientes de todos los polinomios de una vez (lo mismo que share_secret, par por par).
     coefficients = rng.integers(0, SHARE_PRIME, size=(len(pairs), threshold - 1)).tolist()
     shares = {pair: _evaluate_shares([seeds[pair], *row], clients) for pair, row in zip(pairs, coefficients)}
@@ -861,10 +865,17 @@ def expand_mask(seed, *, size) -> np.ndarray:
     """La máscara de una semilla: ``size`` enteros uniformes en [0, 2³²) (una "PRG").
 
     Los dos clientes del par generan la misma máscara desde la misma semilla.
-    Aquí la PRG es el generador PCG64 de numpy: reproducible, no criptográfico.
+    Aquí la PRG es el generador PCG64 de numpy: las palabras de 32 bits de su
+    salida, de cada número de 64 bits primero la mitad baja y después la alta
+    (los mismos enteros que ``numpy.random.default_rng(seed).integers(0, 2**32,
+    size)``). Reproducible, no criptográfica.
     """
     size = check_positive_int(size, name="size")
-    return np.random.default_rng(int(seed)).integers(0, MASK_MODULUS, size=size, dtype=np.int64)
+    # The raw stream, split by hand: a round of secure aggregation expands one mask per pair of
+    # clients, and a Generator's integers costs more to set up than the words it returns. Read as
+    # little-endian 32-bit words, each 64-bit output gives its low half first, then its high half.
+    raw = np.random.PCG64(int(seed)).random_raw((size + 1) // 2)
+    return raw.astype("<u8", copy=False).view("<u4")[:size].astype(np.int64)
 
 
 def _pair_masks(client, setup, *, size, others) -> np.ndarray:
@@ -1240,8 +1251,8 @@ def measure_subgroup_accuracy(census, *, epsilon, rng, repeats=20, delta=learnin
     epsilon = check_epsilon(epsilon)
     repeats = check_positive_int(repeats, name="repeats")
     rng = check_rng(rng)
-    task = split_census_task(census, rng=rng)
-    X, y, X_test, y_test = task["X_train"], task["y_train"], task["X_test"], task["y_test"]
+    # The partition of split_census_task; its reference model is trained below, once.
+    X, X_test, y, y_test = learning.split_census(rng=rng, census=census)
     education = np.rint(learning.EDUCATION_CENTER + learning.EDUCATION_SCALE * X_test[:, EDUCATION_COLUMN])
     members = [(education >= low) & (education <= high) for _, low, high in bands]
     members.append(np.ones(len(y_test), dtype=bool))

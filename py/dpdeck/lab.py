@@ -390,8 +390,8 @@ def measure_histogram(census, rng, *, epsilon=0.5, repeats=100):
     """Capítulo 2: histograma educativo privado; composición paralela, medida."""
     release = experiments.run_private_histogram(rng=rng, epsilon=epsilon)
     counts = release["true_counts"]
-    many = np.array([queries.private_histogram(census.education, categories=EDUCATION_LEVELS,
-                                               epsilon=epsilon, rng=rng) for _ in range(repeats)])
+    many = queries.private_histogram(census.education, categories=EDUCATION_LEVELS, epsilon=epsilon, rng=rng,
+                                     size=repeats)
     mean_abs = float(np.mean(np.abs(many - counts)))
     standard_error = (1 / epsilon) / math.sqrt(many.size)
     # Vecina: la misma base sin una persona con doctorado. Solo su barra cambia, en 1.
@@ -491,8 +491,8 @@ def choose_bound_privately(census, rng, *, search_epsilon=0.2, sum_epsilon=0.8, 
     expected = queries.expected_clipping_error(gains, bounds=candidates, epsilon=sum_epsilon)
     best_error = float(expected["total"].min())
     error_of = dict(zip(candidates.tolist(), expected["total"].tolist()))
-    chosen = [queries.choose_clipping_bound(gains, epsilon=search_epsilon, final_epsilon=sum_epsilon,
-                                            rng=rng).bound for _ in range(searches)]
+    chosen = [choice.bound for choice in queries.choose_clipping_bound(
+        gains, epsilon=search_epsilon, final_epsilon=sum_epsilon, rng=rng, size=searches)]
     mean_ratio = float(np.mean([error_of[bound] for bound in chosen])) / best_error
     never_clip_ratio = error_of[float(candidates[-1])] / best_error
     results = {
@@ -533,8 +533,7 @@ def compute_private_mean(census, rng, *, epsilon=1.0, repeats=1000):
     ledger = accounting.PrivacyLedger()
     private = queries.private_mean(ages, upper=MAX_AGE, epsilon=epsilon, rng=rng, ledger=ledger)
     spent, _ = ledger.total()
-    spread = float(np.std([queries.private_mean(ages, upper=MAX_AGE, epsilon=epsilon, rng=rng)
-                           for _ in range(repeats)]))
+    spread = float(np.std(queries.private_mean(ages, upper=MAX_AGE, epsilon=epsilon, rng=rng, size=repeats)))
     # Suma con Lap(90/(ε/2)) de desviación √2·180 sobre n = 5000; el ruido del conteo mueve el
     # cociente en media·√2·2/n, cien veces menos. Desviación esperada ≈ √2·180/n ≈ 0,051 años.
     n = ages.size

@@ -175,10 +175,11 @@ def measure_gradient_leakage(census, rng, *, trials=200) -> tuple:
 
 def measure_secure_aggregation(census, rng, *, clients=5, threshold=3, views=200) -> tuple:
     """Las máscaras se cancelan en la suma, una vista sola es uniforme, y un cliente caído se recupera."""
-    task = split_census_task(census, rng=rng)
-    owner = split_iid(len(task["y_train"]), clients=clients, rng=rng)
-    updates, _ = train_clients(learning.make_initial_theta(), task["X_train"], task["y_train"], owner,
-                               selected=np.arange(clients), local_epochs=1)
+    # The partition of split_census_task, without the reference model this part does not use.
+    X, _, y, _ = learning.split_census(rng=rng, census=census)
+    owner = split_iid(len(y), clients=clients, rng=rng)
+    updates, _ = train_clients(learning.make_initial_theta(), X, y, owner, selected=np.arange(clients),
+                               local_epochs=1)
     full = run_secure_aggregation(updates, threshold=threshold, rng=rng)
     encoded_sum = np.mod(sum(encode_fixed_point(row) for row in updates), MASK_MODULUS)
     masked_sum = np.mod(encode_fixed_point(full["secure_sum"]), MASK_MODULUS)
@@ -230,8 +231,7 @@ def measure_secure_aggregation(census, rng, *, clients=5, threshold=3, views=200
 def measure_private_aggregate(census, rng, *, epsilon=1.0, delta=learning.DEFAULT_DELTA,
                               rounds=learning.DEFAULT_ITERATIONS) -> tuple:
     """DP sobre el agregado: el libro de las rondas, DP-FedAvg = capítulo 5, la unidad protegida y quién paga."""
-    task = split_census_task(census, rng=rng)
-    X, y = task["X_train"], task["y_train"]
+    X, _, y, _ = learning.split_census(rng=rng, census=census)  # the partition of split_census_task
     seed = int(rng.integers(2**32))
     phones_ledger, central_ledger = accounting.PrivacyLedger(), accounting.PrivacyLedger()
     phones = train_federated_privately(X, y, np.arange(len(y)), epsilon=epsilon, delta=delta, rounds=rounds,

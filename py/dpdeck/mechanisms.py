@@ -32,8 +32,7 @@ from ._checks import (
     check_epsilon,
     check_finite,
     check_integers,
-    check_noise_range,
-    check_noise_resolution,
+    check_noise_fits,
     check_nonempty,
     check_positive,
     check_positive_int,
@@ -65,8 +64,10 @@ __all__ = [
 
 
 def _add_noise(value, draw):
-    """``value`` más ``draw(size)``: un ``float`` para un escalar, un arreglo de su forma si no."""
-    value = check_finite(value, name="valor")
+    """``value`` más ``draw(size)``: un ``float`` para un escalar, un arreglo de su forma si no.
+
+    ``value`` llega validado por ``check_noise_fits`` (un ``float`` o un arreglo ``float`` finito).
+    """
     if isinstance(value, float):
         return value + float(draw(None))
     check_nonempty(value, name="valor")
@@ -139,8 +140,7 @@ def add_laplace_noise(value, *, scale, rng):
     """
     scale = check_positive(scale, name="escala")
     rng = check_rng(rng)
-    check_noise_resolution(value, scale=scale)
-    check_noise_range(value, scale=scale)
+    value = check_noise_fits(value, scale=scale)
     return _add_noise(value, lambda size: rng.laplace(0.0, scale, size=size))
 
 
@@ -224,8 +224,7 @@ def add_gaussian_noise(value, *, sigma, rng):
     """
     sigma = check_sigma(sigma)
     rng = check_rng(rng)
-    check_noise_resolution(value, scale=sigma, scale_name="σ")
-    check_noise_range(value, scale=sigma, scale_name="σ")
+    value = check_noise_fits(value, scale=sigma, scale_name="σ")
     return _add_noise(value, lambda size: rng.normal(0.0, sigma, size=size))
 
 

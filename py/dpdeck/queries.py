@@ -258,7 +258,7 @@ DEFAULT_CLIPPING_CANDIDATES = np.logspace(0.0, 6.0, 25)
 
 
 def choose_clipping_bound(values, *, epsilon, rng, candidates=None, final_epsilon=None,
-                          ledger=None) -> ClippingChoice:
+                          ledger=None, size=None):
     """Busca en privado la cota de recorte b, y declara el ε que gastó.
 
     Meta: el error esperado de la suma recortada, sesgo + b/ε_final, es mínimo
@@ -296,7 +296,11 @@ def choose_clipping_bound(values, *, epsilon, rng, candidates=None, final_epsilo
     más. Con ``ledger`` anota el histograma (una publicación de Laplace de
     sensibilidad 1).
 
-    Devuelve ``ClippingChoice(bound, epsilon_spent)``.
+    Devuelve ``ClippingChoice(bound, epsilon_spent)``. Con ``size`` hace
+    ``size`` búsquedas independientes y devuelve una lista de ``size``
+    elecciones: las mismas, sorteo por sorteo, que ``size`` llamadas seguidas
+    con el mismo generador, contando los tramos una sola vez. Cada búsqueda
+    cuesta ε: con ``ledger`` anota ``size`` histogramas.
     """
     values = check_values(values)
     epsilon = check_epsilon(epsilon)
@@ -306,24 +310,28 @@ def choose_clipping_bound(values, *, epsilon, rng, candidates=None, final_epsilo
         edges = DEFAULT_CLIPPING_CANDIDATES
     else:
         edges = _check_all_positive(check_values(candidates, name="candidates"), name="cada candidato")
+    releases = 1 if size is None else check_positive_int(size, name="size")
     edges = np.unique(edges)
     bucket = np.searchsorted(edges, values, side="left")  # bucket j holds b_j < x <= b_{j+1}
     counts = np.bincount(bucket, minlength=edges.size + 1).astype(float)
-    noisy = laplace_mechanism(counts, sensitivity=1.0, epsilon=epsilon, rng=rng)
-    _record_laplace(ledger, "histograma para elegir b", sensitivity=1.0, epsilon=epsilon)
+    # One row of noisy counts per search; numpy fills them in row order, the draws of that many calls.
+    noisy = laplace_mechanism(np.broadcast_to(counts, (releases, counts.size)), sensitivity=1.0, epsilon=epsilon,
+                              rng=rng)
+    _record_laplace(ledger, "histograma para elegir b", sensitivity=1.0, epsilon=epsilon, count=releases)
     populated = np.where(noisy > 2.0 * math.sqrt(2.0) / epsilon, noisy, 0.0)
-    above = np.cumsum(populated[::-1])[::-1][1:]  # above[j] estimates #{x > b_j}
-    acceptable = np.flatnonzero(above <= 1.0 / final_epsilon)
-    if not populated[1:].any() or acceptable.size == 0:
-        # Sin cola visible (o con gente aparente por encima de todo): no recortar.
-        return ClippingChoice(bound=float(edges[-1]), epsilon_spent=epsilon)
-    return ClippingChoice(bound=float(edges[acceptable[0]]), epsilon_spent=epsilon)
+    above = np.cumsum(populated[:, ::-1], axis=1)[:, ::-1][:, 1:]  # above[:, j] estimates #{x > b_j}
+    acceptable = above <= 1.0 / final_epsilon
+    # Sin cola visible (o con gente aparente por encima de todo): no recortar.
+    sees_the_tail = populated[:, 1:].any(axis=1) & acceptable.any(axis=1)
+    bounds = np.where(sees_the_tail, edges[acceptable.argmax(axis=1)], edges[-1])
+    choices = [ClippingChoice(bound=float(bound), epsilon_spent=epsilon) for bound in bounds]
+    return choices[0] if size is None else choices
 
 
 # ---------------------------------------------------------------- promedios --
 
 
-def private_mean(values, *, upper, epsilon, rng, ledger=None) -> float:
+def private_mean(values, *, upper, epsilon, rng, ledger=None, size=None):
     """Promedio privado como cociente de dos consultas privadas.
 
     Fórmula: (Σ clip(x_i, 0, U) + Lap(U/(ε/2))) / (n + Lap(1/(ε/2))).
@@ -336,17 +344,31 @@ def private_mean(values, *, upper, epsilon, rng, ledger=None) -> float:
     El conteo ruidoso se lleva a un mínimo de 1 antes de dividir
     (posprocesamiento, no cuesta presupuesto). Con ``ledger`` anota las dos
     publicaciones.
+
+    Con ``size`` hace ``size`` publicaciones independientes y devuelve un
+    arreglo: los mismos promedios, sorteo por sorteo, que ``size`` llamadas
+    seguidas con el mismo generador (suma, conteo, suma, conteo…), con los
+    datos validados, recortados y sumados una sola vez. Cada una cuesta ε:
+    con ``ledger`` anota ``size`` sumas y ``size`` conteos.
     """
     values = check_values(values)
     upper = check_positive(upper, name="upper")
     epsilon = check_epsilon(epsilon)
     rng = check_rng(rng)
+    releases = 1 if size is None else check_positive_int(size, name="size")
     half = epsilon / 2.0
-    noisy_sum = private_clipped_sum(values, bound=upper, epsilon=half, rng=rng, ledger=ledger,
-                                    what="suma recortada")
-    noisy_count = private_count(np.ones(values.size, dtype=bool), epsilon=half, rng=rng, ledger=ledger,
-                                what="conteo de personas")
-    return noisy_sum / max(noisy_count, 1.0)
+    # The two exact answers do not change between releases: clip, sum and count once.
+    clipped_sum = float(np.sum(clip(values, bound=upper)))
+    everyone = float(count(np.ones(values.size, dtype=bool)))
+    means = np.empty(releases)
+    for release in range(releases):
+        # Sum, then count, release after release: the order of the draws of that many calls.
+        noisy_sum = laplace_mechanism(clipped_sum, sensitivity=upper, epsilon=half, rng=rng)
+        noisy_count = laplace_mechanism(everyone, sensitivity=1.0, epsilon=half, rng=rng)
+        means[release] = noisy_sum / max(noisy_count, 1.0)
+    _record_laplace(ledger, "suma recortada", sensitivity=upper, epsilon=half, count=releases)
+    _record_laplace(ledger, "conteo de personas", sensitivity=1.0, epsilon=half, count=releases)
+    return float(means[0]) if size is None else means
 
 
 # --------------------------------------------------------------- histograma --
@@ -386,7 +408,7 @@ def histogram_counts(labels, *, categories) -> np.ndarray:
     return counts
 
 
-def private_histogram(labels, *, categories, epsilon, rng, ledger=None) -> np.ndarray:
+def private_histogram(labels, *, categories, epsilon, rng, ledger=None, size=None) -> np.ndarray:
     """Histograma privado: cada barra más ruido Lap(1/ε) independiente.
 
     Garantía: ε-DP en total, no kε (composición paralela): cada persona cae en
@@ -397,10 +419,19 @@ def private_histogram(labels, *, categories, epsilon, rng, ledger=None) -> np.nd
     tenga la barra 7 personas o 1594. Devuelve conteos ruidosos (``float``) en
     el orden de ``categories``. Con ``ledger`` anota el histograma como una
     publicación de sensibilidad L1 igual a 1.
+
+    Con ``size`` hace ``size`` histogramas independientes (una fila cada uno):
+    los mismos, sorteo por sorteo, que ``size`` llamadas seguidas con el mismo
+    generador, contando las categorías una sola vez. Con ``ledger`` anota
+    ``size`` publicaciones.
     """
+    releases = 1 if size is None else check_positive_int(size, name="size")
     counts = histogram_counts(labels, categories=categories).astype(float)
+    if size is not None:
+        # numpy fills an array of draws in row order: row j holds the draws of the j-th call.
+        counts = np.broadcast_to(counts, (releases, counts.size))
     released = laplace_mechanism(counts, sensitivity=1.0, epsilon=epsilon, rng=rng)
-    _record_laplace(ledger, "histograma", sensitivity=1.0, epsilon=epsilon)
+    _record_laplace(ledger, "histograma", sensitivity=1.0, epsilon=epsilon, count=releases)
     return released
 
 

@@ -275,6 +275,14 @@ def test_a_single_masked_update_is_uniform_whatever_the_data():
         assert uniformity_statistic(masked_views(value)) < CHI2_15_CRITICAL
 
 
+@pytest.mark.parametrize("size", [1, 2, 3, 8, 1001])
+def test_a_mask_is_the_32_bit_integers_of_pcg64_from_its_seed(size):
+    for seed in (0, 1, 2**32 + 7, fed.SHARE_PRIME - 1):
+        expected = np.random.default_rng(seed).integers(0, fed.MASK_MODULUS, size=size, dtype=np.int64)
+        mask = fed.expand_mask(seed, size=size)
+        assert mask.dtype == np.int64 and np.array_equal(mask, expected), (seed, size)
+
+
 def test_the_uniformity_check_catches_masks_that_do_not_hide(monkeypatch):
     monkeypatch.setattr(fed, "expand_mask", lambda seed, *, size: np.zeros(size, dtype=np.int64))
     assert uniformity_statistic(masked_views(0.0, draws=200)) > CHI2_15_CRITICAL

@@ -398,7 +398,7 @@ def search_forgets_its_spend(monkeypatch):
 def search_without_the_noise_filter(monkeypatch):
     # Cumulative noisy counts from the top with a two-sd margin, no filter: the margin grows with
     # the number of bars summed and the search stops far below the data's top.
-    def choose(values, *, epsilon, rng, final_epsilon=None, ledger=None, candidates=None):
+    def choose_once(values, *, epsilon, rng, final_epsilon):
         edges = np.unique(queries.DEFAULT_CLIPPING_CANDIDATES)
         counts = np.bincount(np.searchsorted(edges, values), minlength=edges.size + 1).astype(float)
         noisy = mechanisms.laplace_mechanism(counts, sensitivity=1, epsilon=epsilon, rng=rng)
@@ -406,15 +406,19 @@ def search_without_the_noise_filter(monkeypatch):
         margin = 2 * np.sqrt(2 * (edges.size - np.arange(edges.size))) / epsilon
         chosen = edges[np.argmax(above <= 1 / final_epsilon + margin)]
         return queries.ClippingChoice(float(chosen), epsilon)
+
+    def choose(values, *, epsilon, rng, final_epsilon=None, ledger=None, candidates=None, size=None):
+        if size is None:
+            return choose_once(values, epsilon=epsilon, rng=rng, final_epsilon=final_epsilon)
+        return [choose_once(values, epsilon=epsilon, rng=rng, final_epsilon=final_epsilon) for _ in range(size)]
     monkeypatch.setattr(queries, "choose_clipping_bound", choose)
 
 
 def mean_spends_epsilon_twice(monkeypatch):
-    def private_mean(values, *, upper, epsilon, rng, ledger=None):
-        total = queries.private_clipped_sum(values, bound=upper, epsilon=epsilon, rng=rng, ledger=ledger)
-        size = queries.private_count(np.ones(len(values), dtype=bool), epsilon=epsilon, rng=rng, ledger=ledger)
-        return total / max(size, 1.0)
-    monkeypatch.setattr(queries, "private_mean", private_mean)
+    # The sum and the count each get the whole ε instead of half of it.
+    original = queries.private_mean
+    monkeypatch.setattr(queries, "private_mean",
+                        lambda values, *, epsilon, **kw: original(values, epsilon=2 * epsilon, **kw))
 
 
 def global_scale_for_the_sum(monkeypatch):

@@ -141,6 +141,26 @@ def test_nonprivate_model_learns_a_real_signal(split):
     assert accuracy(theta, X_test, y_test) >= baseline + 0.05
 
 
+def test_the_nonprivate_model_is_the_plain_full_batch_descent(split):
+    # Identical people are summed once (and their grouping kept for the next call on the same
+    # table): the same model as the sum over every person, up to rounding, and a table changed
+    # in place is grouped again.
+    def every_person(X, y, iterations=50):
+        theta = learning.make_initial_theta()
+        for _ in range(iterations):
+            theta = theta - learning.DEFAULT_LEARNING_RATE * (X.T @ (sigmoid(X @ theta) - y)) / len(y)
+        return theta
+
+    X_train, _, y_train, _ = split
+    X, y = X_train.copy(), y_train.copy()
+    before = train_logistic(X, y, iterations=50)
+    np.testing.assert_allclose(before, every_person(X, y), rtol=1e-12, atol=1e-14)
+    X[: len(y) // 2, 1] += 0.5  # the same arrays, other people
+    after = train_logistic(X, y, iterations=50)
+    np.testing.assert_allclose(after, every_person(X, y), rtol=1e-12, atol=1e-14)
+    assert np.abs(after - before).max() > 1e-3
+
+
 def test_initial_model_predicts_the_majority_class(split):
     _, X_test, _, y_test = split
     theta = make_initial_theta()

@@ -223,3 +223,28 @@ def test_noise_validators_leave_empty_and_nan_to_their_own_messages():
     checks.check_noise_range(np.array([]), scale=1.0)
     with pytest.raises(ValueError, match="no finitos"):
         checks.check_noise_resolution([1.0, math.nan], scale=1.0)
+
+
+@pytest.mark.parametrize("value, scale", [
+    (2.0**60, 2.0),                     # the resolution criterion
+    ([1.0, 1e308], 1e307),              # the range criterion
+    (np.array([[3.0, -2.0**60]]), 2.0),  # resolution, naming the position of the largest
+    ([1.0, math.inf], 1.0),             # not finite
+    (5e-324, 1.0),                      # fine: returned as validated
+    ([[1, -2], [3, 4]], 0.5),
+])
+def test_noise_fits_is_both_validators_in_one_pass(value, scale):
+    # One pass over the value, the two criteria in order, and what check_finite returns.
+    def both():
+        checks.check_noise_resolution(value, scale=scale, scale_name="σ")
+        checks.check_noise_range(value, scale=scale, scale_name="σ")
+        return checks.check_finite(value, name="valor")
+    try:
+        expected = both()
+    except ValueError as error:
+        with pytest.raises(ValueError) as raised:
+            checks.check_noise_fits(value, scale=scale, scale_name="σ")
+        assert str(raised.value) == str(error)
+        return
+    fitted = checks.check_noise_fits(value, scale=scale, scale_name="σ")
+    assert type(fitted) is type(expected) and np.array_equal(fitted, expected)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dpdeck import queries as q
-from dpdeck.accounting import sequential_composition
+from dpdeck.accounting import PrivacyLedger, sequential_composition
 from dpdeck.data import load_census
 
 
@@ -146,6 +146,18 @@ def test_choose_clipping_bound_with_the_slides_budgets_finds_the_top_of_the_data
     assert error_of[1e6] > 9 * exact["total"].min()
 
 
+@pytest.mark.parametrize("epsilon", [0.5, 0.002])  # the second is blind to the tail in some searches
+def test_choose_clipping_bound_with_size_is_that_many_calls_in_a_row(heavy_tail, epsilon):
+    ledger = PrivacyLedger()
+    choices = q.choose_clipping_bound(heavy_tail, epsilon=epsilon, final_epsilon=0.02,
+                                      rng=np.random.default_rng(5), size=60, ledger=ledger)
+    replay = np.random.default_rng(5)
+    one_by_one = [q.choose_clipping_bound(heavy_tail, epsilon=epsilon, final_epsilon=0.02, rng=replay)
+                  for _ in range(60)]
+    assert choices == one_by_one and len({choice.bound for choice in choices}) > 1
+    assert [(r.what, r.count) for r in ledger.releases] == [("histograma para elegir b", 60)]
+
+
 def test_choose_clipping_bound_does_not_clip_when_it_sees_no_tail(heavy_tail):
     """Con ε = 0,001 el ruido de cada barra (±1414) tapa la cola. Si ninguna barra por encima del
     primer tramo supera las dos desviaciones (2√2/ε), la búsqueda no sabe dónde terminan los datos
@@ -270,6 +282,20 @@ def test_private_mean_splits_budget_half_sum_half_count():
     assert released == noisy_sum / max(noisy_count, 1.0)
 
 
+def test_private_mean_with_size_is_that_many_calls_in_a_row():
+    """size=k da, número por número, lo que dan k llamadas seguidas con el mismo generador, y anota k + k."""
+    ages = np.array([20.0, 35.0, 95.0, 60.0, 41.0])
+    ledger = PrivacyLedger()
+    released = q.private_mean(ages, upper=90, epsilon=0.5, rng=np.random.default_rng(7), size=50, ledger=ledger)
+    replay = np.random.default_rng(7)
+    one_by_one = [q.private_mean(ages, upper=90, epsilon=0.5, rng=replay) for _ in range(50)]
+    assert released.shape == (50,) and released.tolist() == one_by_one
+    assert [(r.what, r.count) for r in ledger.releases] == [("suma recortada", 50), ("conteo de personas", 50)]
+    assert ledger.total() == pytest.approx((50 * 0.5, 0.0))
+    with pytest.raises(ValueError, match="size debe ser un entero positivo; se recibió 0"):
+        q.private_mean(ages, upper=90, epsilon=0.5, rng=replay, size=0)
+
+
 def test_private_mean_on_census_age_is_close(census):
     """Con n = 5000 y ε = 1, el error de la suma es de orden 180 y el del conteo 2: error ≪ 1 año."""
     ages = np.asarray(census["age"], dtype=float)
@@ -291,6 +317,20 @@ def test_histogram_counts_match_counter_in_category_order():
 def test_histogram_rejects_unknown_category():
     with pytest.raises(ValueError, match="no está en categories: 'z'"):
         q.histogram_counts(np.array(["a", "z"]), categories=["a", "b"])
+
+
+def test_private_histogram_with_size_is_that_many_calls_in_a_row():
+    labels = np.array(["b", "a", "c", "a", "b", "a"])
+    ledger = PrivacyLedger()
+    released = q.private_histogram(labels, categories=["c", "a", "b"], epsilon=0.5, rng=np.random.default_rng(3),
+                                   size=40, ledger=ledger)
+    replay = np.random.default_rng(3)
+    one_by_one = np.array([q.private_histogram(labels, categories=["c", "a", "b"], epsilon=0.5, rng=replay)
+                           for _ in range(40)])
+    assert released.shape == (40, 3) and np.array_equal(released, one_by_one)
+    assert [(r.what, r.count) for r in ledger.releases] == [("histograma", 40)]
+    with pytest.raises(ValueError, match="size debe ser un entero positivo; se recibió 2.5"):
+        q.private_histogram(labels, categories=["c", "a", "b"], epsilon=0.5, rng=replay, size=2.5)
 
 
 def test_private_histogram_on_census_is_off_by_about_two(census):
