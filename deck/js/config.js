@@ -91,6 +91,11 @@ export default {
     // How long a notice with «Entendido» stays (for example: no room to save outputs).
     noticeMs: 8000,
 
+    // Python's files are kept for use offline (offline.js) once Python has been
+    // ready this long with no cell running: reading and checking them (about
+    // 27 MB) never slows the first cells run after Python is ready.
+    pythonCacheQuietMs: 2000,
+
     // The last run of an edited cell is saved with its edit (savedoutputs.js).
     // Its figures, as base64 PNG, are kept up to this many characters per cell
     // (a slide's figure is about 60 000); past it only the text is saved.

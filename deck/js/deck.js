@@ -8,6 +8,7 @@
 // pruebas»), never through its internals.
 
 import { Cell } from "./cells.js";
+import { loadPrerenderedFigures } from "./outputs.js";
 import defaults from "./config.js";
 import { EditStore } from "./storage.js";
 import { SavedOutputs } from "./savedoutputs.js";
@@ -125,9 +126,10 @@ class LiveDeck {
     });
   }
 
-  /** Once reveal is ready: the cells on screen first, the rest when the page is idle. */
+  /** Once reveal is ready: the pre-computed figures load; the cells on screen first, the rest when the page is idle. */
   start(reveal) {
     this.reveal = reveal;
+    loadPrerenderedFigures();
     const all = Array.from(document.querySelectorAll(".cell[data-cell-id]"));
     const current = reveal.getCurrentSlide();
     const first = all.filter((element) => current && current.contains(element));

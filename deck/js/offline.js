@@ -5,10 +5,17 @@
 // caching is on <html data-offline> ("caching" | "ready") and
 // data-offline-python ("ready" once Python's files are kept too).
 //
+// Keeping Python's files means reading and checking about 27 MB: the worker is
+// asked only once Python has been ready with no cell running or waiting for a
+// moment (config.js, `pythonCacheQuietMs`), so it never slows the first cells
+// a person runs, the moment Python is ready.
+//
 // Service workers need https or localhost; elsewhere (and on file://, in the
 // speaker view's mirrors and in print) the deck works as before, online.
 
+import defaults from "./config.js";
 import { isPrintPdf, isReceiver } from "./page.js";
+import { CELL_STATUS } from "./protocol.js";
 import { Toast } from "./status.js";
 
 const SERVICE_WORKER = "sw.js";
@@ -16,6 +23,8 @@ const SERVICE_WORKER = "sw.js";
 const MESSAGE = Object.freeze({ STATUS: "offline-status", CACHE_PYTHON: "cache-python", TAKE_OVER: "take-over" });
 // The toast offering a new version stays this long.
 const UPDATE_OFFER_MS = 60_000;
+// A cell Python is busy with, or will be.
+const BUSY_CELL = `.cell[data-status="${CELL_STATUS.RUNNING}"], .cell[data-status="${CELL_STATUS.QUEUED}"]`;
 
 const supported =
   "serviceWorker" in navigator && window.isSecureContext && /^https?:$/.test(window.location.protocol);
@@ -23,6 +32,7 @@ const supported =
 export function OfflineDeck() {
   let registration = null;
   let status = null;
+  let pythonCacheQuietMs = 0;
   const root = document.documentElement;
 
   const show = (data) => {
@@ -79,16 +89,40 @@ export function OfflineDeck() {
     root.dataset.offline = "caching";
     watchForUpdates();
     await post(MESSAGE.STATUS);
-    // Python booted here: keep its files too (a new visit offline boots from them).
-    const keepPython = () => root.dataset.python === "ready" && post(MESSAGE.CACHE_PYTHON);
-    keepPython();
-    new MutationObserver(keepPython).observe(root, { attributes: true, attributeFilter: ["data-python"] });
+    keepPythonWhenQuiet();
+  };
+
+  // Python booted here: its files are kept too (a new visit offline boots from
+  // them), asked for once per boot, after pythonCacheQuietMs of Python ready
+  // with no cell running or queued (any change of a cell's status starts the wait again).
+  const keepPythonWhenQuiet = () => {
+    let timer = null;
+    let asked = false;
+    const check = () => {
+      clearTimeout(timer);
+      if (root.dataset.python !== "ready") {
+        asked = false;
+        return;
+      }
+      if (asked || document.querySelector(BUSY_CELL)) return;
+      timer = setTimeout(() => {
+        asked = true;
+        post(MESSAGE.CACHE_PYTHON);
+      }, pythonCacheQuietMs);
+    };
+    check();
+    new MutationObserver(check).observe(root, {
+      attributes: true,
+      subtree: true,
+      attributeFilter: ["data-python", "data-status"],
+    });
   };
 
   return {
     id: "dpdeck-offline",
     init(reveal) {
       if (!supported || isPrintPdf || isReceiver) return;
+      ({ pythonCacheQuietMs } = { ...defaults.dpdeck, ...reveal.getConfig().dpdeck });
       // After the first slide and Python's start: registering installs the worker,
       // which downloads the page's files once more (from the HTTP cache, mostly).
       reveal.on("ready", () => {

@@ -29,6 +29,19 @@ const TAIL_CLASS = "cell-live";
 // A run's result is read out with at most this much of its text.
 const ANNOUNCED_CHARS = 240;
 
+/**
+ * The pre-computed figures start loading. The page writes them with
+ * loading="lazy" (deckbuild.render), so that the browser does not fetch every
+ * figure of the deck while it draws the first slide; once reveal.js is ready
+ * they all load, as they did before (a slide shows its figure the moment it
+ * comes, the speaker view and ?print-pdf have every one).
+ */
+export function loadPrerenderedFigures(root = document) {
+  for (const image of root.querySelectorAll(`${classSelector(OUTPUT_AREA_CLASS)} img[loading="lazy"]`)) {
+    image.loading = "eager";
+  }
+}
+
 function textBlock(tag, className, text) {
   const element = document.createElement(tag);
   element.className = className;

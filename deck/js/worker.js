@@ -361,16 +361,39 @@ for attempt in (lambda: js.JSON.parse("{"), lambda: js.decodeURIComponent("%"), 
 `;
 
 // Run once before "ready": the first figure a lecturer asks for then costs no
-// more than the next ones (matplotlib's drawing, FreeType, mathtext's parser
-// and the PNG writer all do their one-time work here).
+// more than the next ones. It is drawn as the deck's figures are (dpdeck's
+// figure style: measured margins, ticks with a decimal comma, a legend, curves
+// of a few hundred points, a PNG at the deck's size), so matplotlib's drawing,
+// FreeType, mathtext's parser, the PNG writer — and the WebAssembly each of
+// them runs, which the browser compiles the first time it is called and
+// optimizes once it has run a while — do their one-time work here; and pyplot
+// chooses its backend, for the cells that draw with it.
 const WARMUP_CELL = `
 import matplotlib.pyplot as plt
+import numpy as np
 
-figure, axes = plt.subplots()
-axes.plot([0, 1], [0, 1], label=r"$\\varepsilon = 1$")
-axes.set_xlabel("x")
-axes.set_title("arranque")
-axes.legend()
+from dpdeck.figure_style import fit_margins, new_figure, style_axes, styled
+
+
+@styled
+def draw_warmup_figure():
+    figure, ax = new_figure()
+    x = np.linspace(-10, 10, 201)
+    for scale in (1, 2, 4):
+        ax.plot(x, np.exp(-np.abs(x) / scale) / (2 * scale), label=f"b = {scale}")
+    ax.set_xlabel(r"ruido con $\\varepsilon = 1$")
+    ax.set_ylabel("densidad")
+    ax.set_xlim(x.min(), x.max())
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper right")
+    style_axes(ax)
+    fit_margins(figure, ax)
+    return figure
+
+
+figure, axes = plt.subplots()  # pyplot picks its backend on its first figure
+plt.close(figure)
+draw_warmup_figure()
 `;
 
 function callPython(moduleName, functionName) {

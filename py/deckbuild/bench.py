@@ -41,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 from .browser import CHROMIUM_ARGS, MISSING_BROWSER_MESSAGE, find_chromium
@@ -135,6 +136,18 @@ class CountingWriter:
 
     def __getattr__(self, name):
         return getattr(self.stream, name)
+
+
+def warm_server(url: str) -> None:
+    """One request for the page before any round: what a server does once, after it starts, is no visit's.
+
+    The deck's server composes the policy of the page it serves on its first
+    request for it (deckbuild.server: the hashes of the page's inline scripts,
+    about a second for an 800 kB page on a loaded machine); a lecturer's server
+    has done it long before the class opens the deck.
+    """
+    with urllib.request.urlopen(url) as response:
+        response.read()
 
 
 def make_counting_server(root: Path):
@@ -537,6 +550,7 @@ def run_benchmark(dist: Path, pyodide_dist: Path | None, argv: list[str]) -> int
     for label, folder, kind in folders:
         server, traffic, url = make_counting_server(folder)
         servers.append(server)
+        warm_server(url)
         sites.append({"label": label, "folder": folder, "kind": kind, "url": url, "traffic": traffic})
 
     print(f"\nBanco de pruebas: {platform.machine()}, {os.cpu_count()} núcleos, {options.rounds} rondas "

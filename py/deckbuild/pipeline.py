@@ -24,7 +24,7 @@ from .policy import check_speaker_view_scripts
 from .precompile import compile_dpdeck_wheel, compile_pyodide
 from .prerender import prerender_cells
 from .pyodide import PYODIDE_VERSION, copy_pyodide, gather_pyodide
-from .render import check_preloads, read_page_parts, render_page
+from .render import check_no_font_preload, read_page_parts, render_page
 from .slides import read_deck
 from .typeset import typeset_math
 
@@ -72,7 +72,7 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             check_speaker_view_scripts(staging)
             check_stylesheet_urls(staging)
             page = render_page(deck, math, prerendered, read_page_parts(staging))
-            check_preloads(page, staging)
+            check_no_font_preload(page)
             (staging / "index.html").write_text(page, encoding="utf-8")
             ensure_dir(staging / "data")
             shutil.copyfile(CENSUS, staging / "data" / "censo.csv")

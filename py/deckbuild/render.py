@@ -46,7 +46,10 @@ def render_output(output: dict, cell: Cell, figure_number: int) -> str:
         width, height = output.get("width"), output.get("height")
         size = f' width="{int(width)}" height="{int(height)}"' if width and height else ""
         alt = html.escape(protocol.figure_alt(figure_number + 1, output.get("description", "")))
-        return f'<{tag} class="{classes}" src="{output["src"]}" alt="{alt}"{size}>'
+        # Lazy: the browser does not fetch every figure of the deck while it draws
+        # the first slide; the page loads them all once reveal.js is ready
+        # (deck/js/outputs.js, loadPrerenderedFigures). Without JavaScript, lazy means nothing.
+        return f'<{tag} class="{classes}" src="{output["src"]}" alt="{alt}"{size} loading="lazy">'
     text = protocol.error_text(output) if kind == protocol.OUTPUT.ERROR else output["text"]
     return f'<{tag} class="{classes}">{html.escape(text, quote=False)}</{tag}>'
 
@@ -201,7 +204,8 @@ def render_section(md, slide: Slide, prerendered: Prerendered) -> str:
 INLINE_STYLESHEETS = ("vendor/reveal/reveal.css", "vendor/katex/katex.min.css", "css/main.css")
 FIRST_PAINT_SCRIPT = "js/firstpaint.js"
 FIRST_PAINT_PLACEHOLDER = "{{ first_paint }}"
-PRELOAD_HREF = re.compile(r'<link rel="preload" href="([^"]+)"')
+# A font preloaded by the page, whatever the order of the link's attributes.
+FONT_PRELOAD = re.compile(r'<link\b(?=[^>]*\brel="preload")(?=[^>]*\bas="font")[^>]*>')
 
 
 def rebase_stylesheet(css: str, sheet: str) -> str:
@@ -232,11 +236,16 @@ def read_page_parts(out: Path) -> dict[str, str]:
     return {"{{ styles }}": "\n".join(styles), FIRST_PAINT_PLACEHOLDER: script}
 
 
-def check_preloads(page: str, out: Path) -> None:
-    """Every file the page preloads is in out/ (a renamed font would otherwise be fetched in vain)."""
-    for href in PRELOAD_HREF.findall(page):
-        if not (out / href).is_file():
-            raise BuildError(f"deck/template.html precarga {href}, que no está en el mazo")
+def check_no_font_preload(page: str) -> None:
+    """The page preloads no font: Chromium holds the first paint until a font requested before it has arrived.
+
+    The deck's faces are declared with font-display: swap (css/theme.css), so
+    the first slide shows at once and takes its letters when they come.
+    """
+    preload = FONT_PRELOAD.search(page)
+    if preload:
+        raise BuildError(f"deck/template.html precarga una letra ({preload.group(0)}): "
+                         "retrasaría la primera pintura hasta que llegue")
 
 
 def fill_template(title: str, sections: str, parts: dict[str, str]) -> str:
@@ -253,6 +262,20 @@ def fill_template(title: str, sections: str, parts: dict[str, str]) -> str:
     return template
 
 
+def expect_first_slide(deck: Deck) -> str:
+    """The link that holds the page's first frame until its first slide is parsed (or '' if it has no id).
+
+    `<link rel="expect" blocking="render">` (HTML, «render-blocking»): the
+    browser draws nothing until the element it names has been parsed, instead
+    of painting the empty background first and the slide a frame later. It
+    blocks no longer than the parse of the page, even if the id is missing.
+    """
+    slide_id = deck.slides[0].attributes.get("id") if deck.slides else None
+    if not slide_id:
+        return ""
+    return f'<link rel="expect" href="#{html.escape(slide_id)}" blocking="render">'
+
+
 def render_page(deck: Deck, math: dict[MathKey, str], prerendered: Prerendered, parts: dict[str, str]) -> str:
     """index.html: the template with its inline parts and every slide rendered in reading order."""
     md = make_renderer(math)
@@ -260,6 +283,7 @@ def render_page(deck: Deck, math: dict[MathKey, str], prerendered: Prerendered, 
     # The page's one inline script is allowed by its hash, never by 'unsafe-inline'.
     inline_scripts = [parts[FIRST_PAINT_PLACEHOLDER]]
     policy = compose_policy(inline_scripts=inline_scripts)
-    page = fill_template(deck.title, sections, {**parts, "{{ csp }}": html.escape(policy)})
+    page = fill_template(deck.title, sections, {**parts, "{{ csp }}": html.escape(policy),
+                                               "{{ first_slide_expected }}": expect_first_slide(deck)})
     check_page_scripts(page, inline_scripts)
     return page

@@ -64,6 +64,18 @@ def test_the_counting_server_counts_each_response_and_its_bytes(dist_dir):
         server.server_close()
 
 
+def test_each_server_has_served_its_page_once_before_the_rounds(dist_dir):
+    """The server's one-off work for a page (composing its policy) falls outside every measured visit."""
+    server, traffic, url = bench.make_counting_server(dist_dir)
+    try:
+        bench.warm_server(url)
+        served = traffic.snapshot()
+        assert served["requests"] == 1 and served["bytes"] > (dist_dir / "index.html").stat().st_size
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_the_summary_flattens_boot_steps_and_judges_the_targets():
     assert bench.flatten_steps({"core": 900, "imports": {"numpy": 200}, "ok": True}) == \
         {"core": 900, "imports.numpy": 200}

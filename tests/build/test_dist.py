@@ -11,6 +11,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -20,6 +21,7 @@ from deckbuild.package import check_stylesheet_urls, read_project_version
 from deckbuild.pins import list_shipped_pins
 from deckbuild.pyodide import LAZY_PACKAGES
 from deckbuild.prerender import read_cached_outcome, write_cached_outcome
+from deckbuild.render import check_no_font_preload, expect_first_slide
 
 
 def sha256(path: Path) -> str:
@@ -221,6 +223,22 @@ def test_the_fonts_are_the_pinned_files_declared_by_the_stylesheet(dist_dir):
     assert declared == {name for name in pinned if name.endswith(".woff2")}
     assert all("font-display:swap" in face.replace(" ", "") for face in faces)
     assert re.search(r'--dp-font:\s*"Arimo"', stylesheet) and re.search(r'--dp-mono:\s*"DejaVu Sans Mono"', stylesheet)
+
+
+def test_the_first_frame_waits_for_the_first_slide_and_for_no_font(dist_dir):
+    """The page holds its first frame until its first slide is parsed (rel=expect), never for a font.
+
+    A preloaded font holds Chromium's first paint until it arrives; the faces swap in instead.
+    """
+    page = (dist_dir / "index.html").read_text(encoding="utf-8")
+    first_section = re.search(r'<div class="slides">\s*<section[^>]*\bid="([^"]+)"', page).group(1)
+    expected = re.findall(r'<link rel="expect" href="#([^"]+)" blocking="render">', page)
+    assert expected == [first_section] and page.index('rel="expect"') < page.index("<body")
+    assert expect_first_slide(SimpleNamespace(slides=[SimpleNamespace(attributes={})])) == ""
+    check_no_font_preload(page)
+    preload = '<link as="font" crossorigin rel="preload" href="fonts/arimo-latin-400-normal.woff2">'
+    with pytest.raises(BuildError, match="precarga una letra"):
+        check_no_font_preload(page.replace("<title>", preload + "<title>", 1))
 
 
 def test_a_stylesheet_url_to_a_missing_file_or_an_unused_font_stops_the_build(dist_dir, tmp_path):
