@@ -26,7 +26,8 @@ object), so the page can change how it works without breaking the tests.
 from __future__ import annotations
 
 BOOT_TIMEOUT_MS = 120_000
-CELLS_TIMEOUT_MS = 30_000
+# The cells not on screen get their editors once Python is up (deck.js, enhanceLater).
+CELLS_TIMEOUT_MS = BOOT_TIMEOUT_MS
 RUN_TIMEOUT_MS = 60_000
 
 TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
@@ -251,7 +252,7 @@ class DeckPage:
         self.page.wait_for_function("() => window.Reveal && Reveal.isReady()")
 
     def wait_for_cells(self, timeout: int = CELLS_TIMEOUT_MS) -> None:
-        """Every cell has its editor (html[data-cells=ready])."""
+        """Every cell has its editor (html[data-cells=ready]): after Python's boot, which the off-screen ones wait for."""
         self.page.wait_for_selector("html[data-cells=ready]", timeout=timeout)
 
     def wait_for_python(self, state: str = "ready", timeout: int = BOOT_TIMEOUT_MS) -> None:
