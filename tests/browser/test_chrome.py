@@ -520,7 +520,7 @@ GUTTER_AND_LINE_CENTRES = """
 
 def test_line_numbers_sit_on_their_code_lines(new_deck, deck_url):
     deck = new_deck(deck_url + "index.html?autorun=0#/codo")
-    deck.wait_for_cells()
+    deck.wait_for_cells_on_screen()
     page = deck.page
     cell_id = page.evaluate("() => Reveal.getCurrentSlide().querySelector('.cell').dataset.cellId")
     pairs = page.evaluate(GUTTER_AND_LINE_CENTRES, cell_id)
