@@ -64,6 +64,9 @@ export default {
     // neither boots nor runs a cell (those on the slide shown at once), so the
     // first slide shows without waiting and Python starts sooner (deck.js).
     cellsPerIdleBatch: 4,
+    // …and only this long after Python last finished: the output just received
+    // (a figure to decode and draw) comes first, and so does the next ▶.
+    cellsAfterPythonMs: 1000,
 
     // An edit is saved in the browser this long after typing stops (and at
     // once when the page is left).

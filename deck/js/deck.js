@@ -237,14 +237,15 @@ class LiveDeck {
     }
   }
 
-  /** Calls `then` once Python is neither booting nor running or queuing a cell. */
+  /** Calls `then` once Python has been neither booting nor running or queuing a cell for cellsAfterPythonMs. */
   whenPythonQuiet(then) {
     const runtime = this.runtime;
     const check = () => {
       if (runtime.state === PYTHON_STATE.LOADING || runtime.busy) return;
       runtime.removeEventListener(RUNTIME_EVENT.STATE, check);
       runtime.removeEventListener(RUNTIME_EVENT.IDLE, check);
-      whenIdle(then);
+      // enhanceLater looks again: a run started meanwhile makes it wait for the next quiet moment.
+      setTimeout(() => whenIdle(then), this.settings.cellsAfterPythonMs);
     };
     runtime.addEventListener(RUNTIME_EVENT.STATE, check);
     runtime.addEventListener(RUNTIME_EVENT.IDLE, check);
