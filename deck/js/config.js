@@ -60,9 +60,13 @@ export default {
     // ?autorun=0 in the URL turns it off for one visit.
     autorun: true,
 
-    // Cells get their editors a few at a time when the page is idle (those on
-    // the first slide at once), so the first slide shows without waiting.
+    // Cells get their editors a few at a time when the page is idle and Python
+    // neither boots nor runs a cell (those on the slide shown at once), so the
+    // first slide shows without waiting and Python starts sooner (deck.js).
     cellsPerIdleBatch: 4,
+    // …and only this long after Python last finished: the output just received
+    // (a figure to decode and draw) comes first, and so does the next ▶.
+    cellsAfterPythonMs: 1000,
 
     // An edit is saved in the browser this long after typing stops (and at
     // once when the page is left).

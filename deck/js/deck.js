@@ -126,7 +126,12 @@ class LiveDeck {
     });
   }
 
-  /** Once reveal is ready: the pre-computed figures load; the cells on screen first, the rest when the page is idle. */
+  /**
+   * Once reveal is ready: the pre-computed figures load; the cells on screen get
+   * their editors at once, those of each slide shown next as it is shown, and
+   * the rest a few at a time when the page is idle and Python is not busy
+   * (enhanceLater).
+   */
   start(reveal) {
     this.reveal = reveal;
     loadPrerenderedFigures();
@@ -136,7 +141,10 @@ class LiveDeck {
     const rest = all.filter((element) => !first.includes(element));
     first.forEach((element) => this.enhance(element));
     this.enhanceLater(rest);
-    reveal.on("slidechanged", (event) => this.cellsIn(event.currentSlide).forEach((cell) => cell.refresh()));
+    reveal.on("slidechanged", (event) => {
+      this.enhanceSlide(event.currentSlide);
+      this.cellsIn(event.currentSlide).forEach((cell) => cell.refresh());
+    });
     // Not downloading: nothing of Python is fetched until a cell runs or the chip's «Descargar».
     if (this.runtime && this.runtime.state === PYTHON_STATE.OFF) this.offerPython();
   }
@@ -195,7 +203,30 @@ class LiveDeck {
     }
   }
 
+  /** The live cell with this id, enhanced now if it was waiting for its turn (enhanceLater); null if none. */
+  cellById(id) {
+    if (!this.cells.has(id) && this.reveal) {
+      const element = document.querySelector(`.cell[data-cell-id="${CSS.escape(id)}"]`);
+      if (element) this.enhance(element);
+    }
+    return this.cells.get(id) || null;
+  }
+
+  enhanceSlide(slide) {
+    if (slide) slide.querySelectorAll(".cell[data-cell-id]").forEach((element) => this.enhance(element));
+  }
+
+  /**
+   * The cells not on screen, a batch at a time when the page is idle — but not
+   * while Python boots or a cell runs: an editor costs the page's thread tens of
+   * milliseconds, and on a laptop with two cores that time is taken from
+   * Python's start (about half a second of it in all) or from the cell's result.
+   */
   enhanceLater(elements) {
+    if (this.runtime && (this.runtime.state === PYTHON_STATE.LOADING || this.runtime.busy)) {
+      this.whenPythonQuiet(() => this.enhanceLater(elements));
+      return;
+    }
     const batch = elements.splice(0, this.settings.cellsPerIdleBatch);
     batch.forEach((element) => this.enhance(element));
     if (elements.length) {
@@ -204,6 +235,20 @@ class LiveDeck {
       this.root.dataset.cells = "ready";
       this.updateRestoreButton();
     }
+  }
+
+  /** Calls `then` once Python has been neither booting nor running or queuing a cell for cellsAfterPythonMs. */
+  whenPythonQuiet(then) {
+    const runtime = this.runtime;
+    const check = () => {
+      if (runtime.state === PYTHON_STATE.LOADING || runtime.busy) return;
+      runtime.removeEventListener(RUNTIME_EVENT.STATE, check);
+      runtime.removeEventListener(RUNTIME_EVENT.IDLE, check);
+      // enhanceLater looks again: a run started meanwhile makes it wait for the next quiet moment.
+      setTimeout(() => whenIdle(then), this.settings.cellsAfterPythonMs);
+    };
+    runtime.addEventListener(RUNTIME_EVENT.STATE, check);
+    runtime.addEventListener(RUNTIME_EVENT.IDLE, check);
   }
 
   cellsIn(slide) {
@@ -325,9 +370,9 @@ export function LiveCells() {
         deck.stopCurrent(),
       );
     },
-    /** The cell with this id, once it has its editor; null otherwise. */
+    /** The cell with this id (given its editor now if its slide has not been shown yet); null if there is none. */
     cell(id) {
-      const cell = deck && deck.cells.get(id);
+      const cell = deck && deck.cellById(id);
       return cell ? scriptedCell(cell) : null;
     },
     /** Python's state (off | loading | ready | error), its boot timings and its counters. */
@@ -352,7 +397,9 @@ export function LiveCells() {
     }),
     /** Ids of the cells that have their editor, in page order. */
     get cellIds() {
-      return deck ? Array.from(deck.cells.keys()) : [];
+      if (!deck) return [];
+      return Array.from(document.querySelectorAll(".cell[data-cell-id]"), (element) => element.dataset.cellId)
+        .filter((id) => deck.cells.has(id));
     },
   };
 }

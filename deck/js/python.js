@@ -26,10 +26,11 @@ export const RUN_CANCELLED = "cancelled";
 export const WORKER_STEP = "worker";
 /**
  * What a PythonRuntime dispatches: "state" {state, failure}, "progress" (the
- * worker's progress payload) and "crash" {message} (Python broke or ended
- * while no cell was running, and is being restarted).
+ * worker's progress payload), "crash" {message} (Python broke or ended
+ * while no cell was running, and is being restarted) and "idle" (Python is
+ * ready and its queue has just emptied: no cell runs or waits).
  */
-export const RUNTIME_EVENT = Object.freeze({ STATE: "state", PROGRESS: "progress", CRASH: "crash" });
+export const RUNTIME_EVENT = Object.freeze({ STATE: "state", PROGRESS: "progress", CRASH: "crash", IDLE: "idle" });
 
 const SIGINT = 2;
 
@@ -291,6 +292,11 @@ export class PythonRuntime extends EventTarget {
     });
   }
 
+  /** A cell runs or waits for Python (or for Python's boot). */
+  get busy() {
+    return Boolean(this.current) || this.queue.length > 0;
+  }
+
   isQueued(cellId) {
     return this.queue.some((run) => run.cellId === cellId);
   }
@@ -334,7 +340,11 @@ export class PythonRuntime extends EventTarget {
   }
 
   pump() {
-    if (this.state !== PYTHON_STATE.READY || this.current || !this.queue.length) return;
+    if (this.state !== PYTHON_STATE.READY || this.current) return;
+    if (!this.queue.length) {
+      this.dispatchEvent(new CustomEvent(RUNTIME_EVENT.IDLE));
+      return;
+    }
     const run = this.queue.shift();
     this.current = run;
     // No Python runs between two cells, so this is the moment to forget a Stop

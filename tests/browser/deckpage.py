@@ -25,8 +25,11 @@ object), so the page can change how it works without breaking the tests.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 BOOT_TIMEOUT_MS = 120_000
-CELLS_TIMEOUT_MS = 30_000
+# The cells not on screen get their editors once Python is up (deck.js, enhanceLater).
+CELLS_TIMEOUT_MS = BOOT_TIMEOUT_MS
 RUN_TIMEOUT_MS = 60_000
 
 TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
@@ -117,6 +120,10 @@ WORKSHEET_LINKS = """
   flavour: link.dataset.worksheet, href: link.href, name: link.download, text: link.textContent}))
 """
 
+CELLS_ON_SCREEN_READY = """
+() => window.Reveal && Reveal.isReady() &&
+  Array.from(Reveal.getCurrentSlide().querySelectorAll('.cell[data-cell-id]')).every((cell) => cell.dataset.enhanced)
+"""
 SOURCE = "(id) => Reveal.getPlugin('dpdeck').cell(id).source"
 SET_SOURCE = "([id, source]) => Reveal.getPlugin('dpdeck').cell(id).setSource(source)"
 RESET = "(id) => Reveal.getPlugin('dpdeck').cell(id).reset()"
@@ -251,8 +258,12 @@ class DeckPage:
         self.page.wait_for_function("() => window.Reveal && Reveal.isReady()")
 
     def wait_for_cells(self, timeout: int = CELLS_TIMEOUT_MS) -> None:
-        """Every cell has its editor (html[data-cells=ready])."""
+        """Every cell has its editor (html[data-cells=ready]): after Python's boot, which the off-screen ones wait for."""
         self.page.wait_for_selector("html[data-cells=ready]", timeout=timeout)
+
+    def wait_for_cells_on_screen(self, timeout: int = CELLS_TIMEOUT_MS) -> None:
+        """The cells of the slide shown have their editors (the others may still be waiting for Python)."""
+        self.page.wait_for_function(CELLS_ON_SCREEN_READY, timeout=timeout)
 
     def wait_for_python(self, state: str = "ready", timeout: int = BOOT_TIMEOUT_MS) -> None:
         self.page.wait_for_selector(f"html[data-python={state}]", timeout=timeout)
@@ -364,7 +375,7 @@ class DeckPage:
         with self.page.expect_download() as info:
             action()
         download = info.value
-        return download.suggested_filename, open(download.path(), "rb").read()
+        return download.suggested_filename, Path(download.path()).read_bytes()
 
     def download_notebook(self) -> tuple[str, dict]:
         """What «Cuaderno del capítulo (.ipynb)» in the status chip downloads, from the current slide."""
@@ -652,4 +663,4 @@ class ExerciseView(SlideElementView):
         with self.page.expect_download(timeout=timeout) as info:
             self.click("export")
         download = info.value
-        return download.suggested_filename, open(download.path(), "rb").read()
+        return download.suggested_filename, Path(download.path()).read_bytes()

@@ -175,7 +175,7 @@ FOCUSED = """() => {
 
 def test_tab_stops_on_the_code_and_goes_past_it_without_editing(new_deck, deck_url):
     deck = new_deck(deck_url + "index.html?autorun=0#/codo")
-    deck.wait_for_cells()
+    deck.wait_for_cells_on_screen()
     page = deck.page
     cell = deck.cell("codo")
     original = cell.source
@@ -194,7 +194,7 @@ def test_tab_stops_on_the_code_and_goes_past_it_without_editing(new_deck, deck_u
 
 def test_enter_edits_tab_indents_and_esc_goes_back_to_the_run_button(new_deck, deck_url):
     deck = new_deck(deck_url + "index.html?autorun=0#/codo")
-    deck.wait_for_cells()
+    deck.wait_for_cells_on_screen()
     page = deck.page
     cell = deck.cell("codo")
     original = cell.source

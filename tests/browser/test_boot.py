@@ -157,3 +157,41 @@ def test_python_starts_before_the_page_script(new_page, cells_url):
 def _runtime_leaves_micropip_out(cells_dist):
     runtime = json.loads((cells_dist / "runtime.json").read_text())
     assert "micropip" not in runtime["packages"]
+
+
+ENHANCED_CELLS = "() => Array.from(document.querySelectorAll('.cell[data-enhanced]'), (cell) => cell.dataset.cellId)"
+LONG_CELL = "import time\ninicio = time.time()\nwhile time.time() - inicio < 3:\n    pass\nprint('fin')"
+
+
+def test_cells_off_screen_wait_for_python_and_for_the_cell_that_runs(new_deck, cells_url):
+    """An editor costs the page's thread tens of milliseconds: while Python boots or a
+    cell runs, only the cells shown (or asked for) get theirs; the rest follow after."""
+    deck = new_deck()
+    held = []
+    deck.page.context.route("**/pyodide/pyodide.asm.wasm", lambda route: held.append(route))
+    deck.goto(cells_url + "?autorun=0")
+    deck.wait_for_reveal()
+    deck.page.wait_for_selector(".cell[data-cell-id=saludo][data-enhanced]")
+    deck.page.wait_for_timeout(500)  # idle time, in which every cell used to get its editor
+    assert deck.python_state == "loading"
+    assert deck.page.evaluate(ENHANCED_CELLS) == ["saludo"]
+    # A slide shown gets its cells' editors at once; a script asking for a cell gets it with its editor.
+    deck.cell("editable").show()
+    assert deck.page.evaluate(ENHANCED_CELLS) == ["saludo", "editable"]
+    pruebas = deck.cell("pruebas")
+    assert pruebas.source == pruebas.original
+    assert deck.page.evaluate(ENHANCED_CELLS) == ["saludo", "editable", "pruebas"]
+    # Queued now, it runs the moment Python is ready; the other cells wait for it too.
+    pruebas.set_source(LONG_CELL)
+    deck.page.evaluate("() => { window.longRun = Reveal.getPlugin('dpdeck').cell('pruebas').run(); }")
+    assert held, "la descarga de pyodide.asm.wasm no pasó por la ruta retenida"
+    for route in held:
+        route.continue_()
+    deck.wait_for_python()
+    deck.page.wait_for_selector(".cell[data-cell-id=pruebas][data-status=running]", timeout=BOOT_TIMEOUT_MS)
+    assert deck.page.get_attribute("html", "data-cells") is None
+    assert len(deck.page.evaluate(ENHANCED_CELLS)) == 3
+    deck.wait_for_cells()
+    assert deck.page.evaluate("() => window.longRun.then((result) => result.status)") == "done"
+    assert "fin" in pruebas.output_text()
+    assert len(deck.page.evaluate(ENHANCED_CELLS)) == deck.page.evaluate("() => document.querySelectorAll('.cell').length")

@@ -765,7 +765,7 @@ def test_restart_python_during_a_run_marks_its_output_and_keeps_edits(plain_live
 
 def test_edits_survive_a_reload_whatever_the_slide(new_deck, cells_url):
     deck = new_deck(cells_url + "?autorun=0#/2")
-    deck.wait_for_cells()
+    deck.wait_for_cells_on_screen()
     editable, saludo = deck.cell("editable"), deck.cell("saludo")
     editable.click_editor()
     deck.press("Control+End")
@@ -774,7 +774,7 @@ def test_edits_survive_a_reload_whatever_the_slide(new_deck, cells_url):
     # Straight away: leaving the page must save an edit still waiting for its save.
     deck.goto(cells_url + "#/4")
     deck.page.reload()
-    deck.wait_for_cells()
+    deck.wait_for_cells_on_screen()
     assert editable.source == edited
     assert editable.edited
     assert deck.page.inner_text(f"{editable.selector} .cell-edited") == "editada"
@@ -826,7 +826,7 @@ def test_boot_says_each_stage_and_the_autorun_never_blanks_a_figure(new_deck, ce
     figura = deck.cell("figura")
     deck.page.add_init_script(RECORD_STATUS)
     deck.goto(cells_url + "#/1")  # the figure's slide: it reruns by itself when Python is ready
-    deck.wait_for_cells()
+    deck.wait_for_cells_on_screen()
     deck.page.evaluate(WATCH_OUTPUT, figura.selector)
     deck.wait_until_ready()
     deck.page.wait_for_function("selector => document.querySelector(selector).dataset.runs === '1'",

@@ -147,7 +147,7 @@ def test_the_chrome_never_covers_slide_content_loading_or_ready(browser, deck_ur
     try:
         deck = DeckPage(context.new_page()).goto(deck_url + "index.html?autorun=0")
         deck.wait_for_reveal()
-        deck.wait_for_cells()
+        # While Python loads, each slide's cells get their editors as it is shown (deck.js).
         deck.without_transitions()
         deck.page.wait_for_function("() => /MB/.test(document.querySelector('.python-status').textContent)")
         assert deck.python_state == "loading"
@@ -520,7 +520,7 @@ GUTTER_AND_LINE_CENTRES = """
 
 def test_line_numbers_sit_on_their_code_lines(new_deck, deck_url):
     deck = new_deck(deck_url + "index.html?autorun=0#/codo")
-    deck.wait_for_cells()
+    deck.wait_for_cells_on_screen()
     page = deck.page
     cell_id = page.evaluate("() => Reveal.getCurrentSlide().querySelector('.cell').dataset.cellId")
     pairs = page.evaluate(GUTTER_AND_LINE_CENTRES, cell_id)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from deckpage import CELLS_TIMEOUT_MS
+
 DECK_FONTS = {"Arimo", "DejaVu Sans", "DejaVu Sans Mono"}
 
 # Marks every element with text of its own (outside KaTeX's MathML copy); returns how many.
@@ -116,7 +118,7 @@ def test_every_slide_is_drawn_with_the_decks_own_fonts(deck_url, new_page):
 
 def test_the_page_and_its_chrome_use_the_decks_own_fonts(deck_url, new_page):
     page = new_page(deck_url + "?autorun=0")
-    page.wait_for_selector("html[data-cells=ready]", timeout=30_000)
+    page.wait_for_selector("html[data-cells=ready]", timeout=CELLS_TIMEOUT_MS)
     page.wait_for_selector(".python-status", state="attached")
     drawn, _ = read_fonts_drawing_text(page)
     check_only_deck_fonts(drawn)

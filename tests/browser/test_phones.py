@@ -157,7 +157,7 @@ def test_on_an_upright_tablet_every_button_is_a_44_px_target(new_deck, deck_url,
 
 def test_turning_the_window_switches_between_pages_and_slides(new_deck, deck_url):
     deck = new_deck(deck_url + "index.html?autorun=0#/codo")
-    deck.wait_for_cells()
+    deck.wait_for_cells_on_screen()
     page = deck.page
     slide_width = "() => Math.round(Reveal.getCurrentSlide().getBoundingClientRect().width)"
     assert page.get_attribute("html", "data-layout") == "slides"

@@ -81,7 +81,7 @@ def test_a_slow_run_keeps_the_figure_and_the_slide_text_in_place(new_deck, deck_
 
 def test_the_rerun_when_python_becomes_ready_moves_nothing(new_deck, deck_url):
     deck = new_deck(deck_url + "index.html#/" + CELL_WITH_TEXT_AROUND)
-    deck.wait_for_cells()
+    deck.wait_for_cells_on_screen()
     cell = deck.cell(CELL_WITH_TEXT_AROUND)
     deck.page.evaluate("() => document.fonts.ready")
     deck.settle()

@@ -11,6 +11,7 @@ code as a file. Every test ends with the deck usable (test_cells.assert_deck_usa
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -259,11 +260,11 @@ def test_an_edit_that_cannot_be_saved_says_so_and_offers_the_code(new_deck, cell
     with deck.page.expect_download() as download:
         deck.page.click(".deck-toast [data-action=download-cell]")
     assert download.value.suggested_filename == "editable.py"
-    assert open(download.value.path(), encoding="utf-8").read() == source
+    assert Path(download.value.path()).read_text(encoding="utf-8") == source
     # The cell's own button does the same, for as long as the edit is unsaved.
     with deck.page.expect_download() as again:
         cell.click("download")
-    assert open(again.value.path(), encoding="utf-8").read() == source
+    assert Path(again.value.path()).read_text(encoding="utf-8") == source
     # Room again: the next save works and the badge says so.
     deck.page.evaluate(EMPTY_STORAGE)
     cell.set_source(source + "\n")

@@ -3,6 +3,7 @@
 import struct
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -395,7 +396,7 @@ def test_same_source_same_outputs():
 def test_cellrun_does_not_import_browser_modules():
     import dpdeck.cellrun as cellrun
 
-    text = open(cellrun.__file__, encoding="utf-8").read()
+    text = Path(cellrun.__file__).read_text(encoding="utf-8")
     assert "import js" not in text and "import pyodide" not in text
     assert "from js" not in text and "from pyodide" not in text
 
@@ -543,7 +544,8 @@ def test_many_figures_give_only_the_spanish_notice():
 NETWORK_ATTEMPTS = [
     "import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/datos.csv', timeout=5)",
     "import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=5)",
-    "import socket; sock = socket.socket()\nsock.connect(('127.0.0.1', 9))",
+    # In a with block, so the refused socket is closed (not left to the collector).
+    "import socket\nwith socket.socket() as sock: sock.connect(('127.0.0.1', 9))",
     # What a socket answers in the browser, where the worker refuses the
     # WebSocket that Emscripten's sockets open (or one that never completes).
     "import errno\nraise OSError(errno.EHOSTUNREACH, 'Host is unreachable')",
