@@ -170,10 +170,30 @@ def clone(tmp_path_factory):
     return make_clone(tmp_path_factory.mktemp("clon") / "dpdeck")
 
 
-def run_clone_build(clone: Path, *arguments, env: dict | None = None) -> subprocess.CompletedProcess:
+def clone_build_command(clone: Path, arguments, env: dict | None) -> dict:
     environment = {**os.environ, **(env or {}), "DPDECK_CACHE": str(clone / ".cache")}
-    return subprocess.run([sys.executable, str(clone / "build.py"), *map(str, arguments)], cwd=clone,
-                          capture_output=True, text=True, env=environment, timeout=900)
+    return {"args": [sys.executable, str(clone / "build.py"), *map(str, arguments)], "cwd": clone,
+            "env": environment, "text": True}
+
+
+def run_clone_build(clone: Path, *arguments, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(**clone_build_command(clone, arguments, env), capture_output=True, timeout=900)
+
+
+def run_clone_builds_side_by_side(builds: list[tuple[Path, tuple, dict]]) -> list[subprocess.CompletedProcess]:
+    """Several clone builds at once (one per core of a small machine), each with its own log files."""
+    started = []
+    for number, (clone, arguments, env) in enumerate(builds):
+        out, err = (open(clone.parent / f"build-{number}.{name}", "w+", encoding="utf-8") for name in ("out", "err"))
+        started.append((subprocess.Popen(**clone_build_command(clone, arguments, env), stdout=out, stderr=err), out, err))
+    results = []
+    for process, out, err in started:
+        with out, err:
+            returncode = process.wait(timeout=900)
+            out.seek(0)
+            err.seek(0)
+            results.append(subprocess.CompletedProcess(process.args, returncode, out.read(), err.read()))
+    return results
 
 
 def test_a_byte_appended_to_the_esbuild_program_stops_the_build(clone, tmp_path):
@@ -306,12 +326,11 @@ def test_two_clones_in_two_environments_build_the_same_dist(tmp_path):
                                  OPENBLAS_NUM_THREADS="2", SORPRESA="1"),
     }
     outputs = {}
-    for clone, environment in environments.items():
-        out = clone / "dist"
-        result = run_clone_build(clone, "--out", out, env=environment)
+    builds = [(clone, ("--out", clone / "dist"), environment) for clone, environment in environments.items()]
+    for (clone, _, _), result in zip(builds, run_clone_builds_side_by_side(builds)):
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         assert "(0 de la caché)" in result.stdout, "cada clon empieza sin celdas pre-calculadas"
-        outputs[clone] = read_tree(out)
+        outputs[clone] = read_tree(clone / "dist")
     one, other = outputs[first], outputs[second]
     assert sorted(one) == sorted(other)
     differing = [name for name in one if one[name] != other[name]]
