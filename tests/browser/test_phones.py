@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import pytest
 
 PHONE = {"viewport": (390, 844), "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
 TABLET = {"viewport": (768, 1024), "is_mobile": True, "has_touch": True}

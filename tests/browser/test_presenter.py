@@ -32,7 +32,6 @@ import pytest
 from deckpage import DeckPage
 from test_chrome import CONTENT_BOXES, overlap
 
-VIEWPORT = {"width": 1280, "height": 720}
 # A figure cell with the lecture's text above and below it.
 CELL_WITH_TEXT_AROUND = "costo-iterar"
 # Prints at once, then computes for 2,5 s before drawing a figure of the same

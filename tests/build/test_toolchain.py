@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
-import shutil
 import subprocess
 import sys
 import sysconfig
