@@ -50,6 +50,10 @@ DEFAULT_PORT = 8000
 DEFAULT_HOST = "127.0.0.1"
 NODE_MAJOR = 18   # esbuild's "engines"
 NO_BROWSER_LINE = "sin navegador: las pruebas del navegador no se ejecutaron (--no-browser)"
+# pytest processes the suite is spread over (pytest-xdist). Most of a browser
+# test is spent waiting (for Python, a timer, a page), so three keep two cores
+# busy; `-n N` among pytest's arguments chooses another number (`-n 0`: none).
+TEST_WORKERS = 3
 # The build and test environment, every package pinned with its SHA-256 (README: «Las dependencias»).
 LOCK_FILE = ROOT / "requirements.lock"
 VENV_STAMP = VENV / ".dpdeck-environment.sha256"
@@ -213,6 +217,18 @@ def check_options(options: dict) -> None:
             raise BuildError(f"--{name.replace('_', '-')} necesita una ruta")
 
 
+def spread_over_workers(pytest_args: list[str]) -> list[str]:
+    """pytest's arguments with the suite spread over TEST_WORKERS processes, unless they say how (-n, --dist).
+
+    worksteal: each worker starts with a contiguous share of the suite, so a
+    file's shared fixtures (a booted deck, a built fixture deck) are mostly set
+    up once, and takes over another's remaining tests when it runs out.
+    """
+    if any(arg.startswith(("-n", "--numprocesses", "--dist")) for arg in pytest_args):
+        return pytest_args
+    return ["-n", str(TEST_WORKERS), "--dist", "worksteal", *pytest_args]
+
+
 def run_tests(out: Path, slides: Path, pytest_args: list[str], *, no_browser: bool) -> int:
     """pytest over tests/ against out/; return its exit code.
 
@@ -224,7 +240,8 @@ def run_tests(out: Path, slides: Path, pytest_args: list[str], *, no_browser: bo
     if no_browser:
         env["DPDECK_NO_BROWSER"] = "1"
     sys.stdout.flush()
-    code = subprocess.run([locate_venv_python(), "-m", "pytest", *pytest_args], cwd=ROOT, env=env).returncode
+    command = [locate_venv_python(), "-m", "pytest", *spread_over_workers(pytest_args)]
+    code = subprocess.run(command, cwd=ROOT, env=env).returncode
     if no_browser:
         print(NO_BROWSER_LINE, flush=True)
     return code

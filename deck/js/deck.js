@@ -237,18 +237,10 @@ class LiveDeck {
     }
   }
 
-  /** Calls `then` once Python has been neither booting nor running or queuing a cell for cellsAfterPythonMs. */
+  /** Calls `then` when the page is idle, once Python has been quiet (PythonRuntime.afterQuiet) for cellsAfterPythonMs. */
   whenPythonQuiet(then) {
-    const runtime = this.runtime;
-    const check = () => {
-      if (runtime.state === PYTHON_STATE.LOADING || runtime.busy) return;
-      runtime.removeEventListener(RUNTIME_EVENT.STATE, check);
-      runtime.removeEventListener(RUNTIME_EVENT.IDLE, check);
-      // enhanceLater looks again: a run started meanwhile makes it wait for the next quiet moment.
-      setTimeout(() => whenIdle(then), this.settings.cellsAfterPythonMs);
-    };
-    runtime.addEventListener(RUNTIME_EVENT.STATE, check);
-    runtime.addEventListener(RUNTIME_EVENT.IDLE, check);
+    // enhanceLater looks again: a run started meanwhile makes it wait for the next quiet moment.
+    this.runtime.afterQuiet(this.settings.cellsAfterPythonMs, () => whenIdle(then));
   }
 
   cellsIn(slide) {
@@ -381,6 +373,13 @@ export function LiveCells() {
     },
     /** The lab with the challenge's answer: {verdict, json, filename}, {notice}, or null without Python. */
     lab: (request) => (deck ? deck.lab(request) : Promise.resolve(null)),
+    /**
+     * Calls `then` once Python has been quiet for `ms` (PythonRuntime.afterQuiet;
+     * `readyOnly`: and ready); never where this page runs no Python. Returns a
+     * function that cancels the wait.
+     */
+    afterPythonQuiet: (ms, then, options) =>
+      deck && deck.runtime ? deck.runtime.afterQuiet(ms, then, options) : () => {},
     /** Where this deck keeps its edits (storage.js), for the other plugins of the page. */
     get store() {
       return deck ? deck.store : null;

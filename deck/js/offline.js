@@ -15,7 +15,6 @@
 
 import defaults from "./config.js";
 import { isPrintPdf, isReceiver } from "./page.js";
-import { CELL_STATUS } from "./protocol.js";
 import { Toast } from "./status.js";
 
 const SERVICE_WORKER = "sw.js";
@@ -23,8 +22,6 @@ const SERVICE_WORKER = "sw.js";
 const MESSAGE = Object.freeze({ STATUS: "offline-status", CACHE_PYTHON: "cache-python", TAKE_OVER: "take-over" });
 // The toast offering a new version stays this long.
 const UPDATE_OFFER_MS = 60_000;
-// A cell Python is busy with, or will be.
-const BUSY_CELL = `.cell[data-status="${CELL_STATUS.RUNNING}"], .cell[data-status="${CELL_STATUS.QUEUED}"]`;
 
 const supported =
   "serviceWorker" in navigator && window.isSecureContext && /^https?:$/.test(window.location.protocol);
@@ -33,6 +30,7 @@ export function OfflineDeck() {
   let registration = null;
   let status = null;
   let pythonCacheQuietMs = 0;
+  let reveal = null;
   const root = document.documentElement;
 
   const show = (data) => {
@@ -93,35 +91,18 @@ export function OfflineDeck() {
   };
 
   // Python booted here: its files are kept too (a new visit offline boots from
-  // them), asked for once per boot, after pythonCacheQuietMs of Python ready
-  // with no cell running or queued (any change of a cell's status starts the wait again).
+  // them), asked for once, after pythonCacheQuietMs of Python ready with no
+  // cell running or queued.
   const keepPythonWhenQuiet = () => {
-    let timer = null;
-    let asked = false;
-    const check = () => {
-      clearTimeout(timer);
-      if (root.dataset.python !== "ready") {
-        asked = false;
-        return;
-      }
-      if (asked || document.querySelector(BUSY_CELL)) return;
-      timer = setTimeout(() => {
-        asked = true;
-        post(MESSAGE.CACHE_PYTHON);
-      }, pythonCacheQuietMs);
-    };
-    check();
-    new MutationObserver(check).observe(root, {
-      attributes: true,
-      subtree: true,
-      attributeFilter: ["data-python", "data-status"],
-    });
+    const deck = reveal.getPlugin("dpdeck");
+    if (deck) deck.afterPythonQuiet(pythonCacheQuietMs, () => post(MESSAGE.CACHE_PYTHON), { readyOnly: true });
   };
 
   return {
     id: "dpdeck-offline",
-    init(reveal) {
+    init(instance) {
       if (!supported || isPrintPdf || isReceiver) return;
+      reveal = instance;
       ({ pythonCacheQuietMs } = { ...defaults.dpdeck, ...reveal.getConfig().dpdeck });
       // After the first slide and Python's start: registering installs the worker,
       // which downloads the page's files once more (from the HTTP cache, mostly).

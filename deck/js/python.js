@@ -27,10 +27,17 @@ export const WORKER_STEP = "worker";
 /**
  * What a PythonRuntime dispatches: "state" {state, failure}, "progress" (the
  * worker's progress payload), "crash" {message} (Python broke or ended
- * while no cell was running, and is being restarted) and "idle" (Python is
- * ready and its queue has just emptied: no cell runs or waits).
+ * while no cell was running, and is being restarted), "busy" (a run was
+ * queued) and "idle" (Python is ready and its queue has just emptied: no cell
+ * runs or waits).
  */
-export const RUNTIME_EVENT = Object.freeze({ STATE: "state", PROGRESS: "progress", CRASH: "crash", IDLE: "idle" });
+export const RUNTIME_EVENT = Object.freeze({
+  STATE: "state",
+  PROGRESS: "progress",
+  CRASH: "crash",
+  BUSY: "busy",
+  IDLE: "idle",
+});
 
 const SIGINT = 2;
 
@@ -286,6 +293,7 @@ export class PythonRuntime extends EventTarget {
         },
       };
       this.queue.push(run);
+      this.dispatchEvent(new CustomEvent(RUNTIME_EVENT.BUSY));
       // Not booted yet, or the last boot failed: running a cell (re)tries.
       if (!this.worker) this.start();
       this.pump();
@@ -295,6 +303,37 @@ export class PythonRuntime extends EventTarget {
   /** A cell runs or waits for Python (or for Python's boot). */
   get busy() {
     return Boolean(this.current) || this.queue.length > 0;
+  }
+
+  /**
+   * Calls `then` once, after Python has been quiet for `ms`: not booting, no
+   * cell running or waiting, the whole time (a run queued meanwhile, a boot
+   * or a restart starts the wait again). With `readyOnly`, Python must also be
+   * ready (not off or failed). This is how the page's own work (editors,
+   * keeping Python's files offline) keeps out of the way of Python's start and
+   * of the cells a person runs. Returns a function that cancels the wait.
+   */
+  afterQuiet(ms, then, { readyOnly = false } = {}) {
+    let timer = null;
+    const events = [RUNTIME_EVENT.STATE, RUNTIME_EVENT.BUSY, RUNTIME_EVENT.IDLE];
+    const quiet = () =>
+      !this.busy && (readyOnly ? this.state === PYTHON_STATE.READY : this.state !== PYTHON_STATE.LOADING);
+    const cancel = () => {
+      clearTimeout(timer);
+      events.forEach((type) => this.removeEventListener(type, wait));
+    };
+    const wait = () => {
+      clearTimeout(timer);
+      if (!quiet()) return;
+      timer = setTimeout(() => {
+        if (!quiet()) return;
+        cancel();
+        then();
+      }, ms);
+    };
+    events.forEach((type) => this.addEventListener(type, wait));
+    wait();
+    return cancel;
   }
 
   isQueued(cellId) {

@@ -36,6 +36,7 @@ import {
   takeRefusals,
   takeViolations,
 } from "./netguard.js";
+import { installWheels, unpackWheel } from "./wheels.js";
 
 // This script's own URL (js/worker.js): a blob: worker is told it, since its
 // location is the blob's, which cannot resolve a relative URL.
@@ -165,30 +166,57 @@ function countResponse(response, ended) {
   return response;
 }
 
-// The wheels the boot loads are requested as soon as runtime.json names them,
-// while the interpreter starts; Pyodide's own request for each (same file,
-// same integrity) is then answered with that response, and only then counted:
-// until the packages stage, the interpreter's own files are what the boot waits for.
-const preloaded = new Map(); // URL → Promise<Response>
+// The wheels the boot installs are requested and unpacked (wheels.js) as soon
+// as runtime.json names them, while the interpreter starts. Their bytes count
+// for the progress bar as they arrive, but not as a download the step waits
+// for: until the packages stage, the interpreter's own files are what the boot
+// waits for. A wheel that fails to arrive fails the packages stage, naming it.
+function unpackWheels(files, baseUrl) {
+  const wheels = Promise.all(
+    files.map(async ({ file, integrity }) => {
+      const url = checkUrl(new URL(file, baseUrl));
+      const fileName = url.pathname.slice(url.pathname.lastIndexOf("/") + 1);
+      let bytes;
+      try {
+        bytes = await readCounted(await nativeFetch(url.href, { integrity }));
+      } catch (error) {
+        throw new Error(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
+      }
+      return unpackWheel(bytes, fileName);
+    }),
+  );
+  wheels.catch(() => {});
+  return wheels;
+}
 
-function preload(files, baseUrl) {
-  for (const { file, integrity } of files) {
-    const url = checkUrl(new URL(file, baseUrl));
-    const response = nativeFetch(url.href, { integrity });
-    response.catch(() => {});
-    preloaded.set(url.href, response);
+async function readCounted(response) {
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  const reader = response.body.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const chunk = await reader.read();
+    if (chunk.done) break;
+    chunks.push(chunk.value);
+    size += chunk.value.byteLength;
+    addLoadedBytes(chunk.value.byteLength);
   }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
 }
 
 self.fetch = async function countedFetch(input, init) {
   const url = resolveUrl(input);
-  const early = preloaded.get(url.href);
-  preloaded.delete(url.href);
   // Counted from the request on: a response that has not started is still a download.
   const ended = startDownload();
   let response;
   try {
-    response = await (early || nativeFetch(input, init));
+    response = await nativeFetch(input, init);
   } catch (error) {
     ended();
     failBoot(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
@@ -297,11 +325,8 @@ async function step(name, action) {
 // synchronously (a worker may), checks its SHA-256 and unpacks it into
 // site-packages. Run once, in a namespace of its own.
 const LAZY_PACKAGES_PY = `
-import hashlib
 import importlib
-import io
 import sys
-import zipfile
 
 import js
 
@@ -326,6 +351,11 @@ class LazyPackages:
         return None  # the regular finders now find it in site-packages
 
     def install(self, package):
+        # Imported here, not at boot: only a cell that wants a lazy package pays for them.
+        import hashlib
+        import io
+        import zipfile
+
         request = js.XMLHttpRequest.new()
         request.open("GET", package["url"], False)
         request.responseType = "arraybuffer"
@@ -448,9 +478,12 @@ async function boot(base) {
   });
   state.totalBytes = runtime.bytes || 0;
   const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
-  // The wheels download while the interpreter starts.
-  preload(runtime.preload || [], baseUrl);
-  const wheel = fetchBytes(new URL(runtime.wheel, baseUrl).href, runtime.wheelIntegrity);
+  // The wheels download and unpack while the interpreter starts.
+  const wheels = unpackWheels(runtime.preload || [], baseUrl);
+  const wheelUrl = new URL(runtime.wheel, baseUrl);
+  const wheel = fetchBytes(wheelUrl.href, runtime.wheelIntegrity).then((bytes) =>
+    unpackWheel(bytes, wheelUrl.pathname.slice(wheelUrl.pathname.lastIndexOf("/") + 1)),
+  );
   wheel.catch(() => {});
 
   timings.core = await step(BOOT_STAGE.CORE, async () => {
@@ -474,19 +507,18 @@ async function boot(base) {
   const pyodide = state.pyodide;
   applyInterruptBuffer();
 
+  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
   timings.packages = await step(BOOT_STAGE.PACKAGES, async () => {
-    const failures = [];
-    await pyodide.loadPackage(runtime.packages, {
-      messageCallback: () => {},
-      errorCallback: (message) => failures.push(message),
-    });
-    if (failures.length) throw new Error(`No se pudieron cargar los paquetes: ${failures.join("; ")}`);
+    try {
+      await installWheels(pyodide, await wheels, sitePackages);
+    } catch (error) {
+      throw new Error(`No se pudieron cargar los paquetes: ${error.message}`);
+    }
   });
 
   // The dpdeck wheel is unpacked as it is (no installer needed: it has no dependencies to resolve).
-  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
   timings.wheel = await step(BOOT_STAGE.WHEEL, async () => {
-    pyodide.unpackArchive(await wheel, "wheel", { extractDir: sitePackages });
+    await installWheels(pyodide, [await wheel], sitePackages);
     installLazyPackages(pyodide, runtime, baseUrl, sitePackages);
     pyodide.pyimport("importlib").invalidate_caches();
   });

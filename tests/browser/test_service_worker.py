@@ -221,12 +221,15 @@ def test_a_new_build_replaces_the_cache_whole(new_deck, deck_copy, tmp_path):
 def test_a_student_can_choose_not_to_download_python(new_deck, cells_url):
     deck = new_deck(cells_url + "?autorun=0")
     page = deck.page
-    deck.wait_for_cells()
+    # Chosen at once, long before this first visit's Python is ready and quiet
+    # (when its files would be kept offline, as Python booted here).
+    deck.wait_for_cells_on_screen()
     page.click(".deck-menu-button")
     page.wait_for_selector("dialog.deck-menu[open]")
     checkbox = "dialog.deck-menu [data-action=download-python]"
     assert page.is_checked(checkbox)
-    assert "MB" in page.inner_text("dialog.deck-menu .deck-menu-python")
+    # The size comes from runtime.json, which may arrive a moment after the menu opens.
+    page.wait_for_selector("dialog.deck-menu .deck-menu-python:has-text('MB')")
     page.uncheck(checkbox)
     page.keyboard.press("Escape")
 
@@ -293,3 +296,47 @@ def test_a_metered_connection_waits_for_a_run_unless_the_person_chose(new_deck, 
     deck.wait_for_cells()
     # Python comes down on opening now (its download starting is enough to tell).
     page.wait_for_function("() => ['loading', 'ready'].includes(document.documentElement.dataset.python)")
+
+
+# When the page asks its service worker for what (each message's type), and when
+# the scratch cell finished.
+RECORD_ASKS = """
+window.__asks = [];
+const post = ServiceWorker.prototype.postMessage;
+ServiceWorker.prototype.postMessage = function (message, ...rest) {
+  window.__asks.push({type: message && message.type, ms: performance.now()});
+  return post.call(this, message, ...rest);
+};
+new MutationObserver(() => {
+  const cell = document.querySelector('.cell[data-cell-id=pruebas]');
+  if (cell && cell.dataset.status === 'done' && !window.__cellDoneMs) window.__cellDoneMs = performance.now();
+}).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-status']});
+"""
+
+
+def python_cache_quiet_ms() -> int:
+    """config.js's pythonCacheQuietMs: the page's own setting, read where it is defined."""
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "deck" / "js" / "config.js").read_text(encoding="utf-8")
+    return int(re.search(r"pythonCacheQuietMs:\s*([\d_]+)", text).group(1).replace("_", ""))
+
+
+def test_python_is_kept_offline_only_after_a_quiet_moment(new_deck, cells_url):
+    """Reading and checking Python's 27 MB never competes with a cell: asked once, after the cell and a quiet moment."""
+    deck = new_deck()
+    page = deck.page
+    page.add_init_script(RECORD_ASKS)
+    deck.goto(cells_url + "?autorun=0")
+    deck.wait_for_cells_on_screen()
+    deck.cell("pruebas").set_source("import time\ntime.sleep(4)\nprint('fin')")
+    # Queued while Python boots: it runs the moment Python is ready, for 4 s.
+    page.evaluate("() => { Reveal.getPlugin('dpdeck').cell('pruebas').run(); }")
+    wait_offline(deck, python=True)
+    asks = page.evaluate("() => window.__asks.filter((ask) => ask.type === 'cache-python')")
+    done_ms = page.evaluate("() => window.__cellDoneMs")
+    assert done_ms, "la celda no terminó"
+    assert len(asks) == 1
+    # The wait starts when Python's queue empties, a moment before the cell shows
+    # «done» (hence the 100 ms); asked 2 s after «listo», it would fall inside the 4-s cell.
+    assert asks[0]["ms"] >= done_ms + python_cache_quiet_ms() - 100

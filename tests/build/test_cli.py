@@ -82,12 +82,26 @@ def test_no_browser_leaves_them_out_and_says_so_on_the_last_line(without_chromiu
     slides = write_deck(tmp_path / "slides", {"00.md": "# Solo texto\n"})
     result = subprocess.run(
         [sys.executable, str(ROOT / "build.py"), "test", "--no-browser", "--slides", str(slides),
-         "--out", str(tmp_path / "dist"), BROWSER_TESTS, OTHER_TESTS, "-q", "-p", "no:cacheprovider"],
+         "--out", str(tmp_path / "dist"), BROWSER_TESTS, OTHER_TESTS, "-q", "-p", "no:cacheprovider",
+         # one process: pytest-xdist's summary leaves out what its workers deselected
+         "-n", "0"],
         cwd=ROOT, env=without_chromium, capture_output=True, text=True, timeout=600)
     lines = result.stdout.strip().splitlines()
     assert result.returncode == 0, result.stdout + result.stderr
     assert lines[-1] == build.NO_BROWSER_LINE
     assert "deselected" in lines[-2] and " passed" in lines[-2], lines[-2]
+
+
+@pytest.mark.parametrize("arguments", [[], ["tests/py", "-q"], ["-x"]])
+def test_the_suite_is_spread_over_workers_unless_told_otherwise(arguments):
+    spread = build.spread_over_workers(arguments)
+    assert spread == ["-n", str(build.TEST_WORKERS), "--dist", "worksteal", *arguments]
+    assert build.TEST_WORKERS >= 2
+
+
+@pytest.mark.parametrize("arguments", [["-n", "0"], ["-n0", "-q"], ["--numprocesses=4"], ["--dist", "loadfile"]])
+def test_a_run_that_says_how_to_spread_is_left_as_it_is(arguments):
+    assert build.spread_over_workers(arguments) == arguments
 
 
 def test_build_py_starts_with_the_standard_library_only():

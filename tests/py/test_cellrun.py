@@ -89,7 +89,7 @@ def test_process_wide_settings_do_not_leak_to_the_next_cell():
         """
         import sys
         import numpy as np
-        sys.setrecursionlimit(50)
+        sys.setrecursionlimit(sys.getrecursionlimit() + 123)
         np.set_printoptions(precision=1)
         np.seterr(all="raise")
         """

@@ -1,0 +1,186 @@
+"""Pruebas de deck/js/wheels.js: the worker's own wheel unpacker, run in node.
+
+wheels.js is bundled by the same esbuild the build uses and run under node,
+whose DecompressionStream is the browser's API. Every archive it reads is
+also read by Python's zipfile, the independent reference: same files, same
+bytes, and the libraries Pyodide would load, in its order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+WHEELS_JS = ROOT / "deck" / "js" / "wheels.js"
+ESBUILD = ROOT / "node_modules" / "esbuild"
+SITE_PACKAGES = "/lib/python3.12/site-packages"
+
+# Unpacks each archive named on stdin ({name, path}) and installs them all
+# into a recording stand-in for Pyodide; prints, per archive, the SHA-256 of
+# every file or the error, then what the install did.
+RUN_WHEELS_JS = r"""
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const [esbuildPath, entry, sitePackages] = process.argv.slice(1);
+const esbuild = require(esbuildPath);
+const bundle = esbuild.buildSync({entryPoints: [entry], bundle: true, write: false, format: 'cjs',
+                                  platform: 'neutral', logLevel: 'silent'});
+const module = {exports: {}};
+new Function('module', 'exports', bundle.outputFiles[0].text)(module, module.exports);
+const {unpackWheel, installWheels} = module.exports;
+const sha256 = (data) => crypto.createHash('sha256').update(data).digest('hex');
+
+(async () => {
+  const archives = JSON.parse(fs.readFileSync(0, 'utf8'));
+  const results = [];
+  const unpacked = [];
+  for (const {name, path} of archives) {
+    try {
+      const wheel = await unpackWheel(new Uint8Array(fs.readFileSync(path)), name);
+      unpacked.push(wheel);
+      results.push({name, files: Object.fromEntries(wheel.files.map((f) => [f.path, sha256(f.data)])),
+                    dynlibs: wheel.dynlibs});
+    } catch (error) {
+      results.push({name, error: `${error.name}: ${error.message}`});
+    }
+  }
+  const calls = [];
+  const pyodide = {
+    FS: {
+      mkdirTree: (path) => calls.push(['mkdirTree', path]),
+      writeFile: (path, data, options) => calls.push(['writeFile', path, data.byteLength, options]),
+    },
+    _api: {loadDynlib: async (path, global, searchDirs) => { calls.push(['loadDynlib', path, global, searchDirs]); }},
+  };
+  await installWheels(pyodide, unpacked, sitePackages);
+  process.stdout.write(JSON.stringify({results, calls}));
+})().catch((error) => { console.error(error); process.exit(1); });
+"""
+
+
+def run_wheels_js(archives: list[tuple[str, Path]]) -> dict:
+    node = shutil.which("node")
+    if node is None or not ESBUILD.is_dir():
+        pytest.fail("hacen falta node y node_modules/esbuild para probar wheels.js: «python3 build.py test» los instala")
+    request = json.dumps([{"name": name, "path": str(path)} for name, path in archives])
+    result = subprocess.run([node, "-e", RUN_WHEELS_JS, str(ESBUILD), str(WHEELS_JS), SITE_PACKAGES],
+                            input=request, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def hashes_by_zipfile(path: Path) -> dict[str, str]:
+    """The reference: every file of the archive as Python's zipfile reads it."""
+    with zipfile.ZipFile(path) as archive:
+        return {info.filename: hashlib.sha256(archive.read(info)).hexdigest()
+                for info in archive.infolist() if not info.is_dir()}
+
+
+def write_archive(path: Path, members: list[tuple[str, bytes, int]], *, comment: bytes = b"") -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data, method in members:
+            archive.writestr(zipfile.ZipInfo(name) if name.endswith("/") else name, data, compress_type=method)
+        archive.comment = comment
+    return path
+
+
+def sample_members() -> list[tuple[str, bytes, int]]:
+    repeated = b"def funcion():\n    return 'hola'\n" * 400
+    return [
+        ("paquete/", b"", zipfile.ZIP_STORED),
+        ("paquete/__init__.py", repeated, zipfile.ZIP_DEFLATED),
+        ("paquete/vacío.py", b"", zipfile.ZIP_DEFLATED),
+        ("paquete/_núcleo.cpython-312-wasm32-emscripten.so", bytes(range(256)) * 64, zipfile.ZIP_DEFLATED),
+        ("paquete/datos/tabla.bin", bytes(range(256)) * 3, zipfile.ZIP_STORED),
+        ("paquete.libs/libayuda.so.1.2", b"\0asm" + bytes(100), zipfile.ZIP_STORED),
+        ("paquete/no_es_biblioteca.sox", b"x", zipfile.ZIP_DEFLATED),
+        ("paquete-1.0.dist-info/RECORD", b"paquete/__init__.py,,\n", zipfile.ZIP_DEFLATED),
+    ]
+
+
+def test_a_wheel_unpacks_to_the_same_files_as_zipfile_reads(tmp_path):
+    archive = write_archive(tmp_path / "paquete-1.0-py3-none-any.whl", sample_members(), comment=b"comentario")
+    [result] = run_wheels_js([("paquete-1.0-py3-none-any.whl", archive)])["results"]
+    assert result["files"] == hashes_by_zipfile(archive)
+    assert "paquete/" not in result["files"]
+    # Pyodide's rule: .so, with or without version numbers, in the archive's order.
+    assert result["dynlibs"] == ["paquete/_núcleo.cpython-312-wasm32-emscripten.so", "paquete.libs/libayuda.so.1.2"]
+
+
+def test_install_writes_into_site_packages_and_loads_each_library_locally(tmp_path):
+    first = write_archive(tmp_path / "paquete-1.0-py3-none-any.whl", sample_members())
+    second = write_archive(tmp_path / "otro-2.0-py3-none-any.whl",
+                           [("otro/__init__.py", b"x = 1\n", zipfile.ZIP_DEFLATED),
+                            ("otro/_c.cpython-312-wasm32-emscripten.so", b"\0asm", zipfile.ZIP_STORED)])
+    calls = run_wheels_js([("paquete-1.0-py3-none-any.whl", first), ("otro-2.0-py3-none-any.whl", second)])["calls"]
+    writes = {call[1]: call[2] for call in calls if call[0] == "writeFile"}
+    expected = {**hashes_by_zipfile(first), **hashes_by_zipfile(second)}
+    assert set(writes) == {f"{SITE_PACKAGES}/{name}" for name in expected}
+    assert writes[f"{SITE_PACKAGES}/paquete/__init__.py"] == len(sample_members()[1][1])
+    assert all(call[3] == {"canOwn": True} for call in calls if call[0] == "writeFile")
+    folders = [call[1] for call in calls if call[0] == "mkdirTree"]
+    assert len(folders) == len(set(folders))
+    assert {f"{SITE_PACKAGES}/paquete/datos", f"{SITE_PACKAGES}/paquete.libs"} <= set(folders)
+    # Every file is in place before the first library loads (a library may read its neighbours).
+    first_load = next(index for index, call in enumerate(calls) if call[0] == "loadDynlib")
+    assert all(call[0] == "loadDynlib" for call in calls[first_load:])
+    assert [call[1:] for call in calls[first_load:]] == [
+        [f"{SITE_PACKAGES}/paquete/_núcleo.cpython-312-wasm32-emscripten.so", False, [f"{SITE_PACKAGES}/paquete.libs"]],
+        [f"{SITE_PACKAGES}/paquete.libs/libayuda.so.1.2", False, [f"{SITE_PACKAGES}/paquete.libs"]],
+        [f"{SITE_PACKAGES}/otro/_c.cpython-312-wasm32-emscripten.so", False, [f"{SITE_PACKAGES}/otro.libs"]],
+    ]
+
+
+def test_the_shipped_wheels_unpack_byte_for_byte(dist_dir):
+    runtime = json.loads((dist_dir / "runtime.json").read_text(encoding="utf-8"))
+    archives = [(Path(entry["file"]).name, dist_dir / entry["file"]) for entry in runtime["preload"]]
+    archives.append((Path(runtime["wheel"]).name, dist_dir / runtime["wheel"]))
+    results = run_wheels_js(archives)["results"]
+    assert {result["name"] for result in results} >= {"numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"}
+    for (name, path), result in zip(archives, results, strict=True):
+        assert result.get("error") is None, result["error"]
+        assert result["files"] == hashes_by_zipfile(path), name
+    numpy = next(result for result in results if result["name"].startswith("numpy-"))
+    assert "numpy/_core/_multiarray_umath.cpython-312-wasm32-emscripten.so" in numpy["dynlibs"]
+
+
+@pytest.mark.parametrize(("members", "damage", "message"), [
+    ([("../fuera.py", b"x", zipfile.ZIP_STORED)], None, "ruta fuera del paquete: ../fuera.py"),
+    ([("/absoluta.py", b"x", zipfile.ZIP_STORED)], None, "ruta fuera del paquete: /absoluta.py"),
+    ([("a.py", b"x" * 1000, zipfile.ZIP_BZIP2)], None, "método de compresión 12 no admitido (a.py)"),
+    ([("a.py", b"abc" * 1000, zipfile.ZIP_DEFLATED)], "truncate", "no es un archivo ZIP (falta el final del directorio central)"),
+    ([("a.py", b"abc" * 1000, zipfile.ZIP_STORED)], "size", "a.py mide 3000 bytes y el índice dice 3001"),
+])
+def test_a_damaged_wheel_is_refused_naming_the_wheel_and_the_fault(tmp_path, members, damage, message):
+    archive = write_archive(tmp_path / "roto-1.0-py3-none-any.whl", members)
+    data = bytearray(archive.read_bytes())
+    if damage == "truncate":
+        del data[-30:]
+    elif damage == "size":
+        # The central directory's uncompressed size of the only entry, one byte more.
+        directory = data.rindex(b"PK\x01\x02")
+        data[directory + 24:directory + 28] = (3001).to_bytes(4, "little")
+    archive.write_bytes(bytes(data))
+    [result] = run_wheels_js([("roto-1.0-py3-none-any.whl", archive)])["results"]
+    assert result.get("error") == f"WheelError: roto-1.0-py3-none-any.whl: {message}"
+
+
+def test_a_corrupt_deflate_stream_is_an_error_not_a_wrong_file(tmp_path):
+    archive = write_archive(tmp_path / "roto-1.0-py3-none-any.whl",
+                            [("a.py", bytes(range(256)) * 40, zipfile.ZIP_DEFLATED)])
+    data = bytearray(archive.read_bytes())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as reference:
+        info = reference.getinfo("a.py")
+    start = info.header_offset + 30 + len(b"a.py")
+    data[start:start + 8] = b"\xff" * 8
+    archive.write_bytes(bytes(data))
+    [result] = run_wheels_js([("roto-1.0-py3-none-any.whl", archive)])["results"]
+    assert result.get("error", "").startswith("WheelError: roto-1.0-py3-none-any.whl: a.py no se puede descomprimir (")
