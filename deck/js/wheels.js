@@ -105,7 +105,10 @@ async function readEntry(bytes, entry, wheelName) {
  */
 export async function unpackWheel(bytes, wheelName) {
   const entries = listEntries(bytes, wheelName).filter((entry) => !entry.path.endsWith("/"));
-  const contents = await Promise.all(entries.map((entry) => readEntry(bytes, entry, wheelName)));
+  // One entry at a time (the wheels themselves go side by side): a thousand
+  // inflaters open at once took Chromium twice as long as a few.
+  const contents = [];
+  for (const entry of entries) contents.push(await readEntry(bytes, entry, wheelName));
   return {
     name: wheelName,
     files: entries.map((entry, index) => ({ path: entry.path, data: contents[index] })),
@@ -113,10 +116,14 @@ export async function unpackWheel(bytes, wheelName) {
   };
 }
 
+// What Pyodide's loadPackage records for a package from its own lock file.
+const DEFAULT_CHANNEL = "default channel";
+
 /**
  * Writes unpacked wheels into site-packages and loads their libraries, as
  * Pyodide's loadPackage would (each library local to its module, found next
- * to the package's own `<name>.libs` folder).
+ * to the package's own `<name>.libs` folder), and records the lock's packages
+ * among them as loaded: a cell's loadPackage or micropip then finds them there.
  */
 export async function installWheels(pyodide, wheels, sitePackages) {
   const FS = pyodide.FS;
@@ -136,5 +143,11 @@ export async function installWheels(pyodide, wheels, sitePackages) {
     for (const path of wheel.dynlibs) {
       await pyodide._api.loadDynlib(`${sitePackages}/${path}`, false, [libsFolder]);
     }
+  }
+  const lockNames = new Map(
+    Object.values(pyodide._api.lockfile_packages || {}).map((entry) => [entry.file_name, entry.name]),
+  );
+  for (const wheel of wheels) {
+    if (lockNames.has(wheel.name)) pyodide.loadedPackages[lockNames.get(wheel.name)] = DEFAULT_CHANNEL;
   }
 }

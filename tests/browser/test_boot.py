@@ -51,6 +51,22 @@ def test_boot_unpacks_only_what_numpy_and_pyplot_need(deck):
     assert text.split() == ["4.51.0", "2024.1"]
 
 
+def test_the_wheels_the_worker_unpacked_count_as_loaded_for_pyodide(deck, cells_dist):
+    """Unpacked by the worker (wheels.js), not by loadPackage: Pyodide still knows them (a cell's
+    loadPackage or micropip finds them loaded) under the channel loadPackage records."""
+    runtime = json.loads((cells_dist / "runtime.json").read_text(encoding="utf-8"))
+    lock = json.loads((cells_dist / "pyodide" / "pyodide-lock.json").read_text(encoding="utf-8"))
+    by_file = {entry["file_name"]: entry["name"] for entry in lock["packages"].values()}
+    expected = sorted(by_file[Path(entry["file"]).name] for entry in runtime["preload"])
+    assert {"numpy", "matplotlib"} <= set(expected)
+    probe = ("import js, pyodide_js\n"
+             "print(' '.join(sorted(js.Object.keys(pyodide_js.loadedPackages))))\n"
+             "print(pyodide_js.loadedPackages.numpy)")
+    status, text = run_python(deck, probe)
+    assert status == "done", text
+    assert text.splitlines() == [" ".join(expected), "default channel"]
+
+
 def test_a_pdf_figure_loads_its_fonts_package_on_demand(deck):
     source = ("import io\nimport matplotlib.pyplot as plt\n"
               "figura = plt.figure()\nsalida = io.BytesIO()\nfigura.savefig(salida, format='pdf')\n"

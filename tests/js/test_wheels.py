@@ -58,10 +58,14 @@ const sha256 = (data) => crypto.createHash('sha256').update(data).digest('hex');
       mkdirTree: (path) => calls.push(['mkdirTree', path]),
       writeFile: (path, data, options) => calls.push(['writeFile', path, data.byteLength, options]),
     },
-    _api: {loadDynlib: async (path, global, searchDirs) => { calls.push(['loadDynlib', path, global, searchDirs]); }},
+    _api: {
+      loadDynlib: async (path, global, searchDirs) => { calls.push(['loadDynlib', path, global, searchDirs]); },
+      lockfile_packages: {paquete: {name: 'Paquete', file_name: 'paquete-1.0-py3-none-any.whl'}},
+    },
+    loadedPackages: {},
   };
   await installWheels(pyodide, unpacked, sitePackages);
-  process.stdout.write(JSON.stringify({results, calls}));
+  process.stdout.write(JSON.stringify({results, calls, loadedPackages: pyodide.loadedPackages}));
 })().catch((error) => { console.error(error); process.exit(1); });
 """
 
@@ -120,7 +124,10 @@ def test_install_writes_into_site_packages_and_loads_each_library_locally(tmp_pa
     second = write_archive(tmp_path / "otro-2.0-py3-none-any.whl",
                            [("otro/__init__.py", b"x = 1\n", zipfile.ZIP_DEFLATED),
                             ("otro/_c.cpython-312-wasm32-emscripten.so", b"\0asm", zipfile.ZIP_STORED)])
-    calls = run_wheels_js([("paquete-1.0-py3-none-any.whl", first), ("otro-2.0-py3-none-any.whl", second)])["calls"]
+    run = run_wheels_js([("paquete-1.0-py3-none-any.whl", first), ("otro-2.0-py3-none-any.whl", second)])
+    calls = run["calls"]
+    # Recorded as loadPackage records a package of Pyodide's lock; one outside the lock is not.
+    assert run["loadedPackages"] == {"Paquete": "default channel"}
     writes = {call[1]: call[2] for call in calls if call[0] == "writeFile"}
     expected = {**hashes_by_zipfile(first), **hashes_by_zipfile(second)}
     assert set(writes) == {f"{SITE_PACKAGES}/{name}" for name in expected}
