@@ -5,10 +5,13 @@
 // caching is on <html data-offline> ("caching" | "ready") and
 // data-offline-python ("ready" once Python's files are kept too).
 //
-// Keeping Python's files means reading and checking about 27 MB: the worker is
-// asked only once Python has been ready with no cell running or waiting for a
-// moment (config.js, `pythonCacheQuietMs`), so it never slows the first cells
-// a person runs, the moment Python is ready.
+// Both steps wait for Python to be quiet (config.js, `pythonCacheQuietMs`):
+// the worker is registered once Python has booted (or is not downloading) and
+// no cell has run for that long, since its first install reads and checks every
+// file of the page (on two cores that took half a second from Python's boot);
+// and it is asked to keep Python's files (reading and checking about 27 MB)
+// only once Python has been ready that long with no cell running or waiting,
+// so it never slows the first cells a person runs.
 //
 // Service workers need https or localhost; elsewhere (and on file://, in the
 // speaker view's mirrors and in print) the deck works as before, online.
@@ -104,13 +107,20 @@ export function OfflineDeck() {
       if (!supported || isPrintPdf || isReceiver) return;
       reveal = instance;
       ({ pythonCacheQuietMs } = { ...defaults.dpdeck, ...reveal.getConfig().dpdeck });
-      // After the first slide and Python's start: registering installs the worker,
-      // which downloads the page's files once more (from the HTTP cache, mostly).
+      // After the first slide, and once Python has started and been quiet for
+      // pythonCacheQuietMs: registering installs the worker, which reads and checks
+      // the page's files once more (from the HTTP cache, mostly), work a first
+      // visit would otherwise take from Python's start on a laptop's two cores.
       reveal.on("ready", () => {
         const later = () =>
           "requestIdleCallback" in window ? requestIdleCallback(register, { timeout: 3000 }) : setTimeout(register, 1000);
-        if (document.readyState === "complete") later();
-        else window.addEventListener("load", later, { once: true });
+        const afterLoad = () => {
+          if (document.readyState === "complete") later();
+          else window.addEventListener("load", later, { once: true });
+        };
+        const deck = reveal.getPlugin("dpdeck");
+        if (deck) deck.afterPythonQuiet(pythonCacheQuietMs, afterLoad);
+        else afterLoad();
       });
     },
     /** What the service worker keeps: {build, page: {stored, total}, python: {stored, total}}, or null. */

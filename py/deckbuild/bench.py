@@ -14,8 +14,9 @@ revalidation) and visited alternately, each round in a fresh browser profile:
   image on screen), the worker's own boot steps, bytes and requests; on the deck, then
   every cell run once (the worker's time and the time until its output is shown);
 * a second visit in the same profile: the same marks, bytes and requests (the first
-  visit stays open LINGER_MS after its last measurement, for both pages alike, so the
-  browser can write its HTTP and compiled-wasm caches, as it would during a class).
+  visit of the deck waits until its service worker keeps the whole deck, then each
+  first visit stays open LINGER_MS more, for both pages alike, so the browser can
+  write its HTTP and compiled-wasm caches, as it would during a class).
 
 Every cell also runs natively (`dpdeck.cellrun.run_cell`, warm process) and in the deck's own
 Pyodide under Node (js/bench_cells.mjs, after the worker's warm-up), where its CPU time
@@ -61,6 +62,11 @@ CELL_TIMEOUT_MS = 120_000
 # alike: the browser writes its HTTP cache and its compiled-wasm cache in the
 # background, and a page closed at once would leave the second visit without them.
 LINGER_MS = 5_000
+# Before that, a first visit of the deck waits (at most this long) until its
+# service worker keeps the whole deck, Python included, as a lecturer's browser
+# does a few seconds after Python is ready; the second visit then comes from it.
+OFFLINE_WAIT_MS = 60_000
+OFFLINE_COMPLETE = "html[data-offline=ready][data-offline-python=ready]"
 NATIVE_REPEATS = 3
 
 # The issue's targets, checked against the medians (ratios are deck / plain page).
@@ -181,6 +187,16 @@ def make_page_script(kind: str) -> str:
     return PAGE_SCRIPT.read_text(encoding="utf-8").replace("__BENCH_CONFIG__", json.dumps(config))
 
 
+def wait_for_offline_copy(page) -> None:
+    """Until the deck's service worker keeps the whole deck, or OFFLINE_WAIT_MS have passed."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    try:
+        page.wait_for_selector(OFFLINE_COMPLETE, state="attached", timeout=OFFLINE_WAIT_MS)
+    except PlaywrightTimeoutError:
+        print("  (la copia sin conexión no terminó a tiempo: la 2.ª visita descargará lo que falte)", flush=True)
+
+
 def visit(context, url: str, kind: str, traffic: Traffic, *, run_cells: bool, linger_ms: int = 0) -> dict:
     """Open url in a new page of context; return the marks, the worker's timings and the traffic."""
     traffic.reset()
@@ -200,6 +216,8 @@ def visit(context, url: str, kind: str, traffic: Traffic, *, run_cells: bool, li
             page.wait_for_selector("html[data-cells=ready]", timeout=VISIT_TIMEOUT_MS)
             result["cells"] = page.evaluate("timeout => window.__bench.runAllCells(timeout)", CELL_TIMEOUT_MS)
             result["traffic_all_cells"] = traffic.snapshot()
+        if kind == "deck" and linger_ms:
+            wait_for_offline_copy(page)
         page.wait_for_timeout(linger_ms)
         return result
     finally:

@@ -239,7 +239,9 @@ def test_a_student_can_choose_not_to_download_python(new_deck, cells_url):
     deck.wait_for_cells()
     wait_offline(deck, python=False)
     page.wait_for_timeout(1500)
-    python_files = [url for url in page.requests if "/pyodide/" in url or "/wheels/" in url or "worker.js" in url]
+    # (the service worker, installed once the page is quiet, stores js/worker.js with the
+    # page's files; no worker starts: Python's state says so)
+    python_files = [url for url in page.requests if "/pyodide/" in url or "/wheels/" in url]
     assert python_files == []
     assert deck.python_state == "off"
     chip = deck.status_text()
@@ -340,3 +342,30 @@ def test_python_is_kept_offline_only_after_a_quiet_moment(new_deck, cells_url):
     # The wait starts when Python's queue empties, a moment before the cell shows
     # «done» (hence the 100 ms); asked 2 s after «listo», it would fall inside the 4-s cell.
     assert asks[0]["ms"] >= done_ms + python_cache_quiet_ms() - 100
+
+
+# When the page registers its service worker, and when Python became ready.
+RECORD_REGISTRATION = """
+window.__marks = {};
+const register = ServiceWorkerContainer.prototype.register;
+ServiceWorkerContainer.prototype.register = function (...args) {
+  if (!window.__marks.registered) window.__marks.registered = performance.now();
+  return register.apply(this, args);
+};
+new MutationObserver(() => {
+  if (document.documentElement.dataset.python === 'ready' && !window.__marks.ready) window.__marks.ready = performance.now();
+}).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-python']});
+"""
+
+
+def test_the_service_worker_starts_only_once_python_has_booted_and_been_quiet(new_deck, cells_url):
+    """Its first install reads and checks every file of the page: never while Python boots on a first visit."""
+    deck = new_deck()
+    page = deck.page
+    page.add_init_script(RECORD_REGISTRATION)
+    deck.goto(cells_url + "?autorun=0")
+    wait_offline(deck, python=True)
+    marks = page.evaluate("() => window.__marks")
+    assert marks.get("ready") and marks.get("registered"), marks
+    # The wait starts as Python's state changes, a moment before <html data-python> says so (hence the 100 ms).
+    assert marks["registered"] >= marks["ready"] + python_cache_quiet_ms() - 100
