@@ -22,6 +22,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -300,26 +301,33 @@ def test_a_metered_connection_waits_for_a_run_unless_the_person_chose(new_deck, 
     page.wait_for_function("() => ['loading', 'ready'].includes(document.documentElement.dataset.python)")
 
 
-# When the page asks its service worker for what (each message's type), and when
-# the scratch cell finished.
-RECORD_ASKS = """
-window.__asks = [];
+# The moments the offline tests compare (performance.now(), first time each):
+# `registered` (the page registers its service worker), `ready` (<html
+# data-python="ready">), `cellDone` (the scratch cell «pruebas» shows «done»),
+# and `asks`, every message the page sends its service worker, with its type.
+RECORD_OFFLINE_MARKS = """
+window.__marks = {asks: []};
+const mark = (name) => { if (window.__marks[name] === undefined) window.__marks[name] = performance.now(); };
+const register = ServiceWorkerContainer.prototype.register;
+ServiceWorkerContainer.prototype.register = function (...args) {
+  mark('registered');
+  return register.apply(this, args);
+};
 const post = ServiceWorker.prototype.postMessage;
 ServiceWorker.prototype.postMessage = function (message, ...rest) {
-  window.__asks.push({type: message && message.type, ms: performance.now()});
+  window.__marks.asks.push({type: message && message.type, ms: performance.now()});
   return post.call(this, message, ...rest);
 };
 new MutationObserver(() => {
+  if (document.documentElement.dataset.python === 'ready') mark('ready');
   const cell = document.querySelector('.cell[data-cell-id=pruebas]');
-  if (cell && cell.dataset.status === 'done' && !window.__cellDoneMs) window.__cellDoneMs = performance.now();
-}).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-status']});
+  if (cell && cell.dataset.status === 'done') mark('cellDone');
+}).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-python', 'data-status']});
 """
 
 
 def python_cache_quiet_ms() -> int:
     """config.js's pythonCacheQuietMs: the page's own setting, read where it is defined."""
-    import re
-
     text = (Path(__file__).resolve().parents[2] / "deck" / "js" / "config.js").read_text(encoding="utf-8")
     return int(re.search(r"pythonCacheQuietMs:\s*([\d_]+)", text).group(1).replace("_", ""))
 
@@ -328,41 +336,27 @@ def test_python_is_kept_offline_only_after_a_quiet_moment(new_deck, cells_url):
     """Reading and checking Python's 27 MB never competes with a cell: asked once, after the cell and a quiet moment."""
     deck = new_deck()
     page = deck.page
-    page.add_init_script(RECORD_ASKS)
+    page.add_init_script(RECORD_OFFLINE_MARKS)
     deck.goto(cells_url + "?autorun=0")
     deck.wait_for_cells_on_screen()
     deck.cell("pruebas").set_source("import time\ntime.sleep(4)\nprint('fin')")
     # Queued while Python boots: it runs the moment Python is ready, for 4 s.
     page.evaluate("() => { Reveal.getPlugin('dpdeck').cell('pruebas').run(); }")
     wait_offline(deck, python=True)
-    asks = page.evaluate("() => window.__asks.filter((ask) => ask.type === 'cache-python')")
-    done_ms = page.evaluate("() => window.__cellDoneMs")
-    assert done_ms, "la celda no terminó"
+    marks = page.evaluate("() => window.__marks")
+    asks = [ask for ask in marks["asks"] if ask["type"] == "cache-python"]
+    assert marks.get("cellDone"), "la celda no terminó"
     assert len(asks) == 1
     # The wait starts when Python's queue empties, a moment before the cell shows
     # «done» (hence the 100 ms); asked 2 s after «listo», it would fall inside the 4-s cell.
-    assert asks[0]["ms"] >= done_ms + python_cache_quiet_ms() - 100
-
-
-# When the page registers its service worker, and when Python became ready.
-RECORD_REGISTRATION = """
-window.__marks = {};
-const register = ServiceWorkerContainer.prototype.register;
-ServiceWorkerContainer.prototype.register = function (...args) {
-  if (!window.__marks.registered) window.__marks.registered = performance.now();
-  return register.apply(this, args);
-};
-new MutationObserver(() => {
-  if (document.documentElement.dataset.python === 'ready' && !window.__marks.ready) window.__marks.ready = performance.now();
-}).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-python']});
-"""
+    assert asks[0]["ms"] >= marks["cellDone"] + python_cache_quiet_ms() - 100
 
 
 def test_the_service_worker_starts_only_once_python_has_booted_and_been_quiet(new_deck, cells_url):
     """Its first install reads and checks every file of the page: never while Python boots on a first visit."""
     deck = new_deck()
     page = deck.page
-    page.add_init_script(RECORD_REGISTRATION)
+    page.add_init_script(RECORD_OFFLINE_MARKS)
     deck.goto(cells_url + "?autorun=0")
     wait_offline(deck, python=True)
     marks = page.evaluate("() => window.__marks")
