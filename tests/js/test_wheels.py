@@ -1,7 +1,7 @@
 """Pruebas de deck/js/wheels.js: the worker's own wheel unpacker, run in node.
 
-wheels.js is bundled by the same esbuild the build uses and run under node,
-whose DecompressionStream is the browser's API. Every archive it reads is
+wheels.js is bundled by the same esbuild the build uses and run under node
+(deckjs.py), whose DecompressionStream is the browser's API. Every archive it reads is
 also read by Python's zipfile, the independent reference: same files, same
 bytes, and the libraries Pyodide would load, in its order.
 """
@@ -11,16 +11,15 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import shutil
-import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from deckjs import run_with_module
+
 ROOT = Path(__file__).resolve().parents[2]
 WHEELS_JS = ROOT / "deck" / "js" / "wheels.js"
-ESBUILD = ROOT / "node_modules" / "esbuild"
 SITE_PACKAGES = "/lib/python3.12/site-packages"
 
 # Unpacks each archive named on stdin ({name, path}) and installs them all
@@ -29,13 +28,8 @@ SITE_PACKAGES = "/lib/python3.12/site-packages"
 RUN_WHEELS_JS = r"""
 const crypto = require('node:crypto');
 const fs = require('node:fs');
-const [esbuildPath, entry, sitePackages] = process.argv.slice(1);
-const esbuild = require(esbuildPath);
-const bundle = esbuild.buildSync({entryPoints: [entry], bundle: true, write: false, format: 'cjs',
-                                  platform: 'neutral', logLevel: 'silent'});
-const module = {exports: {}};
-new Function('module', 'exports', bundle.outputFiles[0].text)(module, module.exports);
-const {unpackWheel, installWheels} = module.exports;
+const [sitePackages] = process.argv.slice(1);
+const {unpackWheel, installWheels} = deckModule.exports;
 const sha256 = (data) => crypto.createHash('sha256').update(data).digest('hex');
 
 (async () => {
@@ -71,12 +65,8 @@ const sha256 = (data) => crypto.createHash('sha256').update(data).digest('hex');
 
 
 def run_wheels_js(archives: list[tuple[str, Path]]) -> dict:
-    node = shutil.which("node")
-    if node is None or not ESBUILD.is_dir():
-        pytest.fail("hacen falta node y node_modules/esbuild para probar wheels.js: «python3 build.py test» los instala")
     request = json.dumps([{"name": name, "path": str(path)} for name, path in archives])
-    result = subprocess.run([node, "-e", RUN_WHEELS_JS, str(ESBUILD), str(WHEELS_JS), SITE_PACKAGES],
-                            input=request, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    result = run_with_module(WHEELS_JS, RUN_WHEELS_JS, SITE_PACKAGES, input=request)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 

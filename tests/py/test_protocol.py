@@ -18,24 +18,19 @@ from pathlib import Path
 
 import pytest
 
+from deckjs import run_with_module
 from dpdeck import protocol
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL_JS = ROOT / "deck" / "js" / "protocol.js"
-ESBUILD = ROOT / "node_modules" / "esbuild"
 
 CONTRACT = json.loads(resources.files("dpdeck").joinpath("protocol.json").read_text(encoding="utf-8"))
 
 # Bundles protocol.js with esbuild (as the build does), runs it, and prints its
 # exports as JSON together with what its functions answer for the samples.
 DUMP_PROTOCOL_JS = r"""
-const [esbuildPath, entry, samplesJson] = process.argv.slice(1);
-const esbuild = require(esbuildPath);
-const bundle = esbuild.buildSync({entryPoints: [entry], bundle: true, write: false, format: 'cjs',
-                                  platform: 'neutral', logLevel: 'silent'});
-const module = {exports: {}};
-new Function('module', 'exports', bundle.outputFiles[0].text)(module, module.exports);
-const p = module.exports;
+const [samplesJson] = process.argv.slice(1);
+const p = deckModule.exports;
 const samples = JSON.parse(samplesJson);
 const constants = {};
 for (const [name, value] of Object.entries(p)) if (typeof value !== 'function') constants[name] = value;
@@ -68,12 +63,7 @@ def names_of(values) -> dict:
 @pytest.fixture(scope="module")
 def page_side() -> dict:
     """What deck/js/protocol.js exports, once bundled by esbuild."""
-    node = shutil.which("node")
-    if node is None or not ESBUILD.is_dir():
-        pytest.fail("hacen falta node y node_modules/esbuild para comparar protocol.js con Python: "
-                    "«python3 build.py test» los instala")
-    result = subprocess.run([node, "-e", DUMP_PROTOCOL_JS, str(ESBUILD), str(PROTOCOL_JS), json.dumps(SAMPLES)],
-                            capture_output=True, text=True, timeout=60, cwd=ROOT)
+    result = run_with_module(PROTOCOL_JS, DUMP_PROTOCOL_JS, json.dumps(SAMPLES), timeout=60)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
