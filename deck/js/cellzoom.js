@@ -82,6 +82,12 @@ export function CellZoom() {
       }
       event.stopPropagation();
     });
+    // Esc: the cell goes back to its slide before the dialog hides, not a task later
+    // (the "close" event), so nothing sees the slide without its cell.
+    dialog.addEventListener("cancel", (event) => {
+      event.preventDefault();
+      plugin.close();
+    });
     dialog.addEventListener("close", () => plugin.close());
     reveal.getRevealElement().appendChild(dialog);
   };

@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 from deckbuild.notebooks import INSTALL_CELL, INSTALL_NOTE
-from test_protocol import ESBUILD, ROOT
+from deckjs import ESBUILD, ROOT
 
 NOTEBOOKS_JS = ROOT / "deck" / "js" / "notebooks.js"
 SAVED_OUTPUTS_JS = ROOT / "deck" / "js" / "savedoutputs.js"
