@@ -1,0 +1,75 @@
+// Runs Pyodide 0.27.7 under Node to take the memory snapshot the worker
+// restores (deck/js/snapshot.js): the interpreter started from the deck's own
+// shipped files, the boot's wheels and the dpdeck wheel installed as the
+// worker installs them, the boot's imports and warm-up figure done as the
+// worker does them (deck/js/warmup.js), then Python's memory, compressed.
+//
+//   node snapshot.mjs JOB.json REPORT.json   (deckbuild/snapshot.py)
+//
+// JOB.json: {
+//   pyodideModule: the path of pyodide.mjs (the npm package of the same version),
+//   indexURL:      the deck's pyodide/ folder (pyodide.asm.*, python_stdlib.zip, lock),
+//   deckScripts:   the folder of wheels.js, snapshot.js and warmup.js,
+//   wheels:        the wheels in the order the worker installs them (dpdeck's last),
+//   output:        where the gzip-compressed snapshot goes
+// }
+// REPORT.json: {libraries: [{path, memoryBase, tableBase}], bytes, log}.
+
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import zlib from "node:zlib";
+
+const [jobPath, reportPath] = process.argv.slice(2);
+const job = JSON.parse(fs.readFileSync(jobPath, "utf8"));
+const log = [];
+// Standard streams: every other open file would be lost in the snapshot.
+const STANDARD_STREAMS = 3;
+
+const importScript = (name) => import(pathToFileURL(path.join(job.deckScripts, name)).href);
+
+function openFiles(FS) {
+  return FS.streams
+    .map((stream, fd) => (stream && fd >= STANDARD_STREAMS ? stream.path || `fd ${fd}` : null))
+    .filter(Boolean);
+}
+
+async function main() {
+  const { loadPyodide } = await import(pathToFileURL(job.pyodideModule).href);
+  const { installWheels, unpackWheel } = await importScript("wheels.js");
+  const { BEFORE_SNAPSHOT_PY, loadRecordingLibraries } = await importScript("snapshot.js");
+  const { drawWarmupFigure, importWarm } = await importScript("warmup.js");
+
+  const pyodide = await loadPyodide({
+    indexURL: job.indexURL,
+    env: { MPLBACKEND: "Agg" },
+    stdout: (text) => log.push(text),
+    stderr: (text) => log.push(text),
+    _makeSnapshot: true,
+  });
+  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
+  const wheels = [];
+  for (const file of job.wheels) {
+    wheels.push(await unpackWheel(new Uint8Array(fs.readFileSync(file)), path.basename(file)));
+  }
+  await installWheels(pyodide, wheels, sitePackages, { loadLibraries: false, recordPackages: false });
+  const libraries = await loadRecordingLibraries(pyodide, wheels, sitePackages);
+  pyodide.pyimport("importlib").invalidate_caches();
+
+  importWarm(pyodide);
+  drawWarmupFigure(pyodide).destroy();
+  pyodide.runPython(BEFORE_SNAPSHOT_PY);
+  const open = openFiles(pyodide.FS);
+  if (open.length) throw new Error(`Python tiene archivos abiertos al tomar la instantánea: ${open.join(", ")}`);
+
+  const snapshot = pyodide.makeMemorySnapshot();
+  const temporary = `${job.output}.${process.pid}.tmp`;
+  fs.writeFileSync(temporary, zlib.gzipSync(snapshot, { level: 6 }));
+  fs.renameSync(temporary, job.output);
+  fs.writeFileSync(reportPath, JSON.stringify({ libraries, bytes: snapshot.byteLength, log }));
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack || error}\n${log.join("\n")}\n`);
+  process.exit(1);
+});
