@@ -434,10 +434,17 @@ function installLazyPackages(pyodide, runtime, baseUrl, sitePackages) {
 }
 
 // The snapshot, downloaded and checked like a wheel, then inflated into
-// `target`; `marks` gets when each was done (ms after `since`).
+// `target`; `marks` gets when each was done (ms after `since`). Unlike the
+// boot's other files, one that fails to arrive does not fail the boot: Python
+// then starts from scratch.
 async function fetchSnapshot(description, baseUrl, target, since, marks) {
-  const url = new URL(description.file, baseUrl);
-  const compressed = await fetchBytes(url.href, description.integrity);
+  const url = checkUrl(new URL(description.file, baseUrl));
+  let compressed;
+  try {
+    compressed = await readCounted(await nativeFetch(url.href, { integrity: description.integrity }));
+  } catch (error) {
+    throw new Error(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
+  }
   marks.downloadedAt = Math.round(performance.now() - since);
   await inflateSnapshot(compressed, target);
   marks.inflatedAt = Math.round(performance.now() - since);
