@@ -5,9 +5,10 @@
 // in deck/README.md): requests {id, type, payload} from the page, one reply
 // {id, ok, result | error} to each, and events {type, payload} without id;
 // plain data only. Boot stages: runtime (runtime.json), core (Pyodide:
-// download, then compile and start the interpreter, `downloading` false),
-// packages (numpy, matplotlib…), wheel (dpdeck), warmup (first imports and
-// a throwaway figure), ready. The boot starts when the worker does (the
+// download, then compile and start the interpreter, `downloading` false;
+// or restore the build's memory snapshot of it: snapshot.js), packages
+// (numpy, matplotlib…), wheel (dpdeck), warmup (first imports and a
+// throwaway figure: warmup.js), ready. The boot starts when the worker does (the
 // page's first script creates it); the page's "boot" request waits for it.
 //
 // It runs under the page's Content-Security-Policy (it starts from a blob:
