@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .commands import NODE_SCRIPTS, run_command
+from .commands import NODE_SCRIPTS, make_node_environment, run_command
 from .errors import BuildError
 from .files import ensure_dir, hash_file
 from .paths import CACHE, ROOT, display_path, locate_npm_package
@@ -106,8 +106,9 @@ def run_snapshot_program(pyodide_folder: Path, wheels: list[Path], pyodide_modul
            "wheels": [str(path) for path in wheels], "output": str(output)}
     job_path, report_path = scratch / "job.json", scratch / "report.json"
     job_path.write_text(json.dumps(job), encoding="utf-8")
+    # The same environment on every machine (time zone, locale): the snapshot holds what Python read of it.
     run_command(["node", NODE_PROGRAM, job_path, report_path], what="Pyodide (node) tomando la instantánea de Python",
-                capture=True)
+                capture=True, env=make_node_environment())
     return output, json.loads(report_path.read_text(encoding="utf-8"))
 
 

@@ -26,6 +26,33 @@ const log = [];
 // Standard streams: every other open file would be lost in the snapshot.
 const STANDARD_STREAMS = 3;
 
+// The same inputs must give the same snapshot, byte for byte (the build is
+// reproducible): while it is taken, the interpreter's entropy and its clock
+// are fixed and its string hashing is not randomized. The worker gives each
+// restored Python fresh entropy (snapshot.js, AFTER_RESTORE_PY).
+const FIXED_TIME_MS = Date.UTC(2024, 0, 1);
+const FIXED_HASH_SEED = "0";
+// The program's name (sys.executable, argv[0]): Emscripten's default in a
+// browser, not this script's path on the machine that builds.
+const PROGRAM_NAME = "./this.program";
+
+function fixEntropyAndClock() {
+  let state = 0x2545f491;
+  const fill = (view) => {
+    const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+    for (let index = 0; index < bytes.length; index += 1) {
+      // xorshift32: any fixed sequence will do.
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      bytes[index] = state & 0xff;
+    }
+    return view;
+  };
+  Object.defineProperty(globalThis, "crypto", { value: { getRandomValues: fill }, configurable: true });
+  Date.now = () => FIXED_TIME_MS;
+}
+
 const importScript = (name) => import(pathToFileURL(path.join(job.deckScripts, name)).href);
 
 function openFiles(FS) {
@@ -40,9 +67,11 @@ async function main() {
   const { BEFORE_SNAPSHOT_PY, loadRecordingLibraries } = await importScript("snapshot.js");
   const { drawWarmupFigure, importWarm } = await importScript("warmup.js");
 
+  fixEntropyAndClock();
   const pyodide = await loadPyodide({
     indexURL: job.indexURL,
-    env: { MPLBACKEND: "Agg" },
+    env: { MPLBACKEND: "Agg", PYTHONHASHSEED: FIXED_HASH_SEED },
+    _sysExecutable: PROGRAM_NAME,
     stdout: (text) => log.push(text),
     stderr: (text) => log.push(text),
     _makeSnapshot: true,
