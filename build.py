@@ -13,8 +13,9 @@
 Opciones: --pyodide-dist RUTA (carpeta o .tar.bz2/.tar.gz de la distribución
 oficial de Pyodide 0.27.7), --slides CARPETA, --out CARPETA, --keep-going (mientras
 se escribe el mazo: una celda que falla se avisa y su error queda en la página,
-en lugar de detener la construcción), --no-browser (con test: sin las pruebas
-del navegador, y lo dice en la última línea).
+en lugar de detener la construcción), --no-snapshot (sin la instantánea de la
+memoria de Python: el navegador arranca Python desde cero en cada visita),
+--no-browser (con test: sin las pruebas del navegador, y lo dice en la última línea).
 La variable DPDECK_CACHE cambia la carpeta de descargas y resultados (.cache/).
 
 Este archivo es el arranque y la línea de órdenes; la construcción está en
@@ -44,7 +45,7 @@ from deckbuild.files import hash_bytes, hash_file  # noqa: E402
 from deckbuild.paths import DEFAULT_OUT, DEFAULT_SLIDES, NODE_MODULES, ROOT, VENV  # noqa: E402
 
 OPTIONS_WITH_VALUE = ("--port", "--host", "--pyodide-dist", "--slides", "--out")
-FLAGS = ("--keep-going", "--no-browser")
+FLAGS = ("--keep-going", "--no-browser", "--no-snapshot")
 SERVE_OPTIONS = ("port", "host")
 DEFAULT_PORT = 8000
 DEFAULT_HOST = "127.0.0.1"
@@ -267,7 +268,7 @@ def main(argv: list[str]) -> int:
     out = Path(options.get("out", DEFAULT_OUT)).resolve()
     slides = Path(options.get("slides", DEFAULT_SLIDES)).resolve()
     build(slides, out, Path(options["pyodide_dist"]) if options.get("pyodide_dist") else None,
-          keep_going=options.get("keep_going", False))
+          keep_going=options.get("keep_going", False), snapshot=not options.get("no_snapshot", False))
     if command == "serve":
         from deckbuild.server import serve
         serve(out, options.get("port", DEFAULT_PORT), options.get("host", DEFAULT_HOST))

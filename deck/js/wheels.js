@@ -101,18 +101,25 @@ async function readEntry(bytes, entry, wheelName) {
 /**
  * Every file of a wheel, inflated: {name, files: [{path, data}], dynlibs: [path]}
  * (paths relative to site-packages, libraries in the archive's order, as
- * Pyodide loads them).
+ * Pyodide loads them). The libraries are inflated first, and
+ * `onLibraries(files)` is called with them ([{path, data}]) as soon as they
+ * are: a snapshot's restore needs only them (snapshot.js).
  */
-export async function unpackWheel(bytes, wheelName) {
+export async function unpackWheel(bytes, wheelName, { onLibraries = () => {} } = {}) {
   const entries = listEntries(bytes, wheelName).filter((entry) => !entry.path.endsWith("/"));
+  const isLibrary = (entry) => DYNLIB.test(entry.path);
   // One entry at a time (the wheels themselves go side by side): a thousand
   // inflaters open at once took Chromium twice as long as a few.
-  const contents = [];
-  for (const entry of entries) contents.push(await readEntry(bytes, entry, wheelName));
+  const contents = new Map();
+  for (const entry of entries.filter(isLibrary)) contents.set(entry, await readEntry(bytes, entry, wheelName));
+  onLibraries(entries.filter(isLibrary).map((entry) => ({ path: entry.path, data: contents.get(entry) })));
+  for (const entry of entries.filter((entry) => !isLibrary(entry))) {
+    contents.set(entry, await readEntry(bytes, entry, wheelName));
+  }
   return {
     name: wheelName,
-    files: entries.map((entry, index) => ({ path: entry.path, data: contents[index] })),
-    dynlibs: entries.map((entry) => entry.path).filter((path) => DYNLIB.test(path)),
+    files: entries.map((entry) => ({ path: entry.path, data: contents.get(entry) })),
+    dynlibs: entries.filter(isLibrary).map((entry) => entry.path),
   };
 }
 
@@ -124,8 +131,11 @@ const DEFAULT_CHANNEL = "default channel";
  * Pyodide's loadPackage would (each library local to its module, found next
  * to the package's own `<name>.libs` folder), and records the lock's packages
  * among them as loaded: a cell's loadPackage or micropip then finds them there.
+ * `loadLibraries: false` only writes the files: a restored snapshot placed its
+ * libraries already (snapshot.js). `recordPackages: false` leaves
+ * loadedPackages as it was: a snapshot is refused if it changed.
  */
-export async function installWheels(pyodide, wheels, sitePackages) {
+export async function installWheels(pyodide, wheels, sitePackages, { loadLibraries = true, recordPackages = true } = {}) {
   const FS = pyodide.FS;
   const folders = new Set();
   for (const wheel of wheels) {
@@ -138,7 +148,7 @@ export async function installWheels(pyodide, wheels, sitePackages) {
       FS.writeFile(`${sitePackages}/${path}`, data, { canOwn: true });
     }
   }
-  for (const wheel of wheels) {
+  for (const wheel of loadLibraries ? wheels : []) {
     const libsFolder = `${sitePackages}/${wheel.name.split("-")[0]}.libs`;
     for (const path of wheel.dynlibs) {
       await pyodide._api.loadDynlib(`${sitePackages}/${path}`, false, [libsFolder]);
@@ -147,7 +157,7 @@ export async function installWheels(pyodide, wheels, sitePackages) {
   const lockNames = new Map(
     Object.values(pyodide._api.lockfile_packages || {}).map((entry) => [entry.file_name, entry.name]),
   );
-  for (const wheel of wheels) {
+  for (const wheel of recordPackages ? wheels : []) {
     if (lockNames.has(wheel.name)) pyodide.loadedPackages[lockNames.get(wheel.name)] = DEFAULT_CHANNEL;
   }
 }

@@ -5,9 +5,10 @@
 // in deck/README.md): requests {id, type, payload} from the page, one reply
 // {id, ok, result | error} to each, and events {type, payload} without id;
 // plain data only. Boot stages: runtime (runtime.json), core (Pyodide:
-// download, then compile and start the interpreter, `downloading` false),
-// packages (numpy, matplotlib…), wheel (dpdeck), warmup (first imports and
-// a throwaway figure), ready. The boot starts when the worker does (the
+// download, then compile and start the interpreter, `downloading` false;
+// or restore the build's memory snapshot of it: snapshot.js), packages
+// (numpy, matplotlib…), wheel (dpdeck), warmup (first imports and a
+// throwaway figure: warmup.js), ready. The boot starts when the worker does (the
 // page's first script creates it); the page's "boot" request waits for it.
 //
 // It runs under the page's Content-Security-Policy (it starts from a blob:
@@ -37,6 +38,8 @@ import {
   takeViolations,
 } from "./netguard.js";
 import { installWheels, unpackWheel } from "./wheels.js";
+import { drawWarmupFigure, importWarm } from "./warmup.js";
+import { AFTER_RESTORE_PY, inflateSnapshot, restorePyodide } from "./snapshot.js";
 
 // This script's own URL (js/worker.js): a blob: worker is told it, since its
 // location is the blob's, which cannot resolve a relative URL.
@@ -49,9 +52,6 @@ const VIOLATION_WAIT_MS = 20;
 // Turns of the event loop a run waits after its cell, for what the cell left
 // to run right after it (see tellBlockedConnections).
 const CALLBACK_TURNS = 3;
-// dpdeck.cellrun comes before pyplot: its prepare_matplotlib() spares pyplot's
-// import the work no cell uses (half of it).
-const WARM_IMPORTS = ["numpy", "matplotlib", "dpdeck", "dpdeck.cellrun", "matplotlib.pyplot", "dpdeck.figures"];
 
 const state = {
   pyodide: null,
@@ -171,9 +171,16 @@ function countResponse(response, ended) {
 // for the progress bar as they arrive, but not as a download the step waits
 // for: until the packages stage, the interpreter's own files are what the boot
 // waits for. A wheel that fails to arrive fails the packages stage, naming it.
+// Returns {wheels, libraries}: every wheel unpacked, and before that, every
+// extension module's bytes, by path in site-packages (a Map).
 function unpackWheels(files, baseUrl) {
+  const libraryLists = [];
   const wheels = Promise.all(
-    files.map(async ({ file, integrity }) => {
+    files.map(async ({ file, integrity }, index) => {
+      let announce;
+      libraryLists[index] = new Promise((resolve) => {
+        announce = resolve;
+      });
       const url = checkUrl(new URL(file, baseUrl));
       const fileName = url.pathname.slice(url.pathname.lastIndexOf("/") + 1);
       let bytes;
@@ -182,11 +189,17 @@ function unpackWheels(files, baseUrl) {
       } catch (error) {
         throw new Error(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
       }
-      return unpackWheel(bytes, fileName);
+      return unpackWheel(bytes, fileName, { onLibraries: announce });
     }),
   );
   wheels.catch(() => {});
-  return wheels;
+  // A wheel that fails never announces its libraries: the race ends the wait.
+  const libraries = Promise.race([
+    Promise.all(libraryLists).then((lists) => new Map(lists.flat().map(({ path, data }) => [path, data]))),
+    wheels.then(() => new Promise(() => {})),
+  ]);
+  libraries.catch(() => {});
+  return { wheels, libraries };
 }
 
 async function readCounted(response) {
@@ -390,53 +403,6 @@ for attempt in (lambda: js.JSON.parse("{"), lambda: js.decodeURIComponent("%"), 
             pass
 `;
 
-// Run once before "ready": the first figure a lecturer asks for then costs no
-// more than the next ones. It is drawn as the deck's figures are (dpdeck's
-// figure style: measured margins, ticks with a decimal comma, a legend, curves
-// of a few hundred points, a PNG at the deck's size), so matplotlib's drawing,
-// FreeType, mathtext's parser, the PNG writer — and the WebAssembly each of
-// them runs, which the browser compiles the first time it is called and
-// optimizes once it has run a while — do their one-time work here; and pyplot
-// chooses its backend, for the cells that draw with it.
-const WARMUP_CELL = `
-import matplotlib.pyplot as plt
-import numpy as np
-
-from dpdeck.figure_style import fit_margins, new_figure, style_axes, styled
-
-
-@styled
-def draw_warmup_figure():
-    figure, ax = new_figure()
-    x = np.linspace(-10, 10, 201)
-    for scale in (1, 2, 4):
-        ax.plot(x, np.exp(-np.abs(x) / scale) / (2 * scale), label=f"b = {scale}")
-    ax.set_xlabel(r"ruido con $\\varepsilon = 1$")
-    ax.set_ylabel("densidad")
-    ax.set_xlim(x.min(), x.max())
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="upper right")
-    style_axes(ax)
-    fit_margins(figure, ax)
-    return figure
-
-
-figure, axes = plt.subplots()  # pyplot picks its backend on its first figure
-plt.close(figure)
-draw_warmup_figure()
-`;
-
-function callPython(moduleName, functionName) {
-  const module = state.pyodide.pyimport(moduleName);
-  const python = module[functionName];
-  try {
-    python();
-  } finally {
-    python.destroy();
-    module.destroy();
-  }
-}
-
 async function fetchBytes(url, integrity) {
   const response = await self.fetch(url, integrity ? { integrity } : {});
   if (!response.ok) throw new Error(`No se pudo descargar ${displayPath(new URL(url))}: HTTP ${response.status}`);
@@ -468,6 +434,45 @@ function installLazyPackages(pyodide, runtime, baseUrl, sitePackages) {
   }
 }
 
+// The snapshot, downloaded and checked like a wheel, then inflated into
+// `target`; `marks` gets when each was done (ms after `since`). Unlike the
+// boot's other files, one that fails to arrive does not fail the boot: Python
+// then starts from scratch.
+async function fetchSnapshot(description, baseUrl, target, since, marks) {
+  const url = checkUrl(new URL(description.file, baseUrl));
+  let compressed;
+  try {
+    compressed = await readCounted(await nativeFetch(url.href, { integrity: description.integrity }));
+  } catch (error) {
+    throw new Error(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
+  }
+  marks.downloadedAt = Math.round(performance.now() - since);
+  await inflateSnapshot(compressed, target);
+  marks.inflatedAt = Math.round(performance.now() - since);
+}
+
+// Pyodide restored from the snapshot (snapshot.js) while it and the wheels'
+// libraries still arrive, then given fresh entropy (AFTER_RESTORE_PY). Throws
+// on any mismatch. `timings` gets the restore's steps (ms).
+async function restoreFromSnapshot(description, snapshot, libraries, pyodideUrl, options, timings) {
+  const started = performance.now();
+  // loadPyodide loads pyodide.asm.js only when it is not loaded yet; the
+  // restore needs it first, to wrap its module creation.
+  self.importScripts(new URL("pyodide.asm.js", pyodideUrl).href);
+  const restored = await restorePyodide({
+    scope: self,
+    loadPyodide: self.loadPyodide,
+    options,
+    snapshot: snapshot.bytes,
+    ready: snapshot.ready,
+    readLibraries: libraries.then((files) => (file) => files.get(file)),
+    libraries: description.libraries,
+  });
+  restored.pyodide.runPython(AFTER_RESTORE_PY);
+  Object.assign(timings, restored.timings, { total: Math.round(performance.now() - started) });
+  return restored.pyodide;
+}
+
 async function boot(base) {
   const baseUrl = new URL(base, WORKER_URL);
   const timings = {};
@@ -479,12 +484,29 @@ async function boot(base) {
   state.totalBytes = runtime.bytes || 0;
   const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
   // The wheels download and unpack while the interpreter starts.
-  const wheels = unpackWheels(runtime.preload || [], baseUrl);
+  const { wheels, libraries } = unpackWheels(runtime.preload || [], baseUrl);
   const wheelUrl = new URL(runtime.wheel, baseUrl);
   const wheel = fetchBytes(wheelUrl.href, runtime.wheelIntegrity).then((bytes) =>
     unpackWheel(bytes, wheelUrl.pathname.slice(wheelUrl.pathname.lastIndexOf("/") + 1)),
   );
   wheel.catch(() => {});
+
+  // Python's memory snapshot (snapshot.js) downloads beside the wheels.
+  const marks = {};
+  let snapshot = null;
+  if (runtime.snapshot) {
+    const bytes = new Uint8Array(runtime.snapshot.size);
+    snapshot = { bytes, ready: fetchSnapshot(runtime.snapshot, baseUrl, bytes, bootStarted, marks) };
+    snapshot.ready.catch(() => {});
+    state.totalBytes = runtime.snapshot.bytes || state.totalBytes;
+  }
+  wheels.then(() => {
+    marks.wheelsAt = Math.round(performance.now() - bootStarted);
+  }, () => {});
+  libraries.then(() => {
+    marks.librariesAt = Math.round(performance.now() - bootStarted);
+  }, () => {});
+  let restored = { used: false, error: snapshot ? null : "el mazo no trae instantánea" };
 
   timings.core = await step(BOOT_STAGE.CORE, async () => {
     try {
@@ -492,15 +514,25 @@ async function boot(base) {
     } catch (error) {
       throw new Error(`No se pudo cargar pyodide/pyodide.js: ${error.message}`);
     }
-    try {
-      state.pyodide = await self.loadPyodide({
-        indexURL: pyodideUrl,
-        env: { MPLBACKEND: "Agg" },
-        stdout: () => {},
-        stderr: () => {},
-      });
-    } catch (error) {
-      throw new Error(`Pyodide no pudo arrancar: ${error.message || error}`);
+    const options = { indexURL: pyodideUrl, env: { MPLBACKEND: "Agg" }, stdout: () => {}, stderr: () => {} };
+    if (snapshot) {
+      try {
+        const steps = {};
+        state.pyodide = await restoreFromSnapshot(runtime.snapshot, snapshot, libraries, pyodideUrl, options, steps);
+        restored = { used: true, error: null, steps, marks };
+      } catch (error) {
+        // Any mismatch (another Pyodide, a damaged or missing file…) costs
+        // only the time tried: Python then starts from scratch.
+        restored = { used: false, error: String((error && error.message) || error) };
+        console.warn(`dpdeck: Python arranca desde cero; la instantánea no se pudo restaurar (${restored.error})`);
+      }
+    }
+    if (!state.pyodide) {
+      try {
+        state.pyodide = await self.loadPyodide(options);
+      } catch (error) {
+        throw new Error(`Pyodide no pudo arrancar: ${error.message || error}`);
+      }
     }
     countImportedScripts();
   });
@@ -510,7 +542,7 @@ async function boot(base) {
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
   timings.packages = await step(BOOT_STAGE.PACKAGES, async () => {
     try {
-      await installWheels(pyodide, await wheels, sitePackages);
+      await installWheels(pyodide, await wheels, sitePackages, { loadLibraries: !restored.used });
     } catch (error) {
       throw new Error(`No se pudieron cargar los paquetes: ${error.message}`);
     }
@@ -531,15 +563,11 @@ async function boot(base) {
   const gc = pyodide.pyimport("gc");
   gc.disable();
   timings.warmup = await step(BOOT_STAGE.WARMUP, async () => {
-    for (const name of WARM_IMPORTS) {
-      const started = performance.now();
-      if (name === "matplotlib.pyplot") callPython("dpdeck.cellrun", "prepare_matplotlib");
-      pyodide.pyimport(name).destroy();
-      timings.imports[name] = Math.round(performance.now() - started);
-    }
-    const runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
+    importWarm(pyodide, (name, milliseconds) => {
+      timings.imports[name] = milliseconds;
+    });
     const started = performance.now();
-    runCell.callKwargs(WARMUP_CELL, { cell_id: "arranque" }).destroy();
+    const runCell = drawWarmupFigure(pyodide);
     runCell.callKwargs(FIRST_JS_ERRORS_CELL, { cell_id: "arranque" }).destroy();
     timings.imports.firstFigure = Math.round(performance.now() - started);
     state.runCell = runCell;
@@ -554,6 +582,7 @@ async function boot(base) {
   state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);
   emitProgress();
   timings.total = Math.round(performance.now() - bootStarted);
+  timings.snapshot = restored;
   return { result: { timings } };
 }
 

@@ -274,18 +274,18 @@ json.dump(times, sys.stdout)
 """
 
 
-WORKER_SOURCE = ROOT / "deck" / "js" / "worker.js"
+WARMUP_SOURCE = ROOT / "deck" / "js" / "warmup.js"
 PYODIDE_LOADER = NODE_MODULES / "pyodide" / "pyodide.mjs"
 PYODIDE_REPEATS = 3
 
 
 def read_worker_warmup(source: str | None = None) -> tuple[list[str], str]:
-    """The worker's warm-up as deck/js/worker.js writes it: (WARM_IMPORTS, WARMUP_CELL)."""
-    text = WORKER_SOURCE.read_text(encoding="utf-8") if source is None else source
-    imports = re.search(r"^const WARM_IMPORTS = (\[.*?\]);", text, re.MULTILINE | re.DOTALL)
-    cell = re.search(r"^const WARMUP_CELL = `(.*?)`;", text, re.MULTILINE | re.DOTALL)
+    """The worker's warm-up as deck/js/warmup.js writes it: (WARM_IMPORTS, WARMUP_CELL)."""
+    text = WARMUP_SOURCE.read_text(encoding="utf-8") if source is None else source
+    imports = re.search(r"^export const WARM_IMPORTS = (\[.*?\]);", text, re.MULTILINE | re.DOTALL)
+    cell = re.search(r"^export const WARMUP_CELL = `(.*?)`;", text, re.MULTILINE | re.DOTALL)
     if imports is None or cell is None:
-        raise BuildError(f"{WORKER_SOURCE}: no se encontró WARM_IMPORTS o WARMUP_CELL (el arranque del worker)")
+        raise BuildError(f"{WARMUP_SOURCE}: no se encontró WARM_IMPORTS o WARMUP_CELL (el arranque del worker)")
     # A template literal without substitutions: only its backslash escapes to undo.
     return json.loads(imports[1]), re.sub(r"\\(.)", r"\1", cell[1])
 

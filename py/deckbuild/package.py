@@ -23,6 +23,7 @@ from .paths import CENSUS, DECK, NODE_MODULES, PY_PACKAGE, ROOT, locate_npm_pack
 from .offline import SERVICE_WORKER, stamp_service_worker
 from .pins import list_pins, list_shipped_pins
 from .pyodide import ShippedPyodide, make_integrity
+from .snapshot import Snapshot
 
 # Files esbuild bundles: source under deck/ → output under dist/, with its JS format.
 BUNDLES = (
@@ -135,7 +136,7 @@ def check_stylesheet_urls(out: Path) -> None:
                          "(quítala de py/deckbuild/pins.py o declárala en deck/css/theme.css)")
 
 
-def write_manifest(out: Path, pyodide: ShippedPyodide, wheel: Path) -> dict:
+def write_manifest(out: Path, pyodide: ShippedPyodide, wheel: Path, snapshot: Snapshot | None = None) -> dict:
     """runtime.json (what the worker boots), sw.js stamped with the build, and manifest.json with each file's SHA-256.
 
     The build id hashes every file but the service worker, which then carries it.
@@ -147,6 +148,8 @@ def write_manifest(out: Path, pyodide: ShippedPyodide, wheel: Path) -> dict:
     runtime = {"pyodide": "pyodide/", "packages": pyodide.packages, "preload": pyodide.preload,
                "lazyPackages": pyodide.lazy, "wheel": wheel_name, "wheelIntegrity": make_integrity(files[wheel_name]),
                "bytes": pyodide.boot_bytes + wheel.stat().st_size, "version": build_id}
+    if snapshot is not None:
+        runtime["snapshot"] = {**snapshot.describe(), "bytes": runtime["bytes"] + snapshot.size}
     (out / "runtime.json").write_text(json.dumps(runtime, indent=1) + "\n", encoding="utf-8")
     files["runtime.json"] = hash_file(out / "runtime.json")
     stamp_service_worker(out, files, build_id, runtime)

@@ -1,4 +1,4 @@
-"""The build in order: slides → formulas → cells → notebooks → Pyodide (compiled) → bundles → wheel → page → manifest.
+"""The build in order: slides → formulas → cells → notebooks → Pyodide (compiled) → bundles → wheel → snapshot → page → manifest.
 
 Everything is written into a temporary folder beside out/ that replaces out/
 only once it is complete: a failed build leaves the previous out/ untouched.
@@ -26,12 +26,17 @@ from .prerender import prerender_cells
 from .pyodide import PYODIDE_VERSION, copy_pyodide, gather_pyodide
 from .render import check_no_font_preload, read_page_parts, render_page
 from .slides import read_deck
+from .snapshot import take_snapshot
 from .typeset import typeset_math
 
 
 def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_dist: Path | None = None,
-          keep_going: bool = False) -> dict:
-    """Build the deck into out/ (atomically); return the manifest."""
+          keep_going: bool = False, snapshot: bool = True) -> dict:
+    """Build the deck into out/ (atomically); return the manifest.
+
+    `snapshot: False` ships no memory snapshot of Python (snapshot.py): the
+    browser then starts Python from scratch at every boot.
+    """
     started = time.perf_counter()
     out = Path(out).resolve()
     check_output_folder(out, Path(slides_dir).resolve())
@@ -67,6 +72,12 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             wheel = build_dpdeck_wheel(staging)
             compile_dpdeck_wheel(wheel)
             print(f"  {wheel.relative_to(staging)}", flush=True)
+        python_snapshot = None
+        if snapshot:
+            with step("instantánea de la memoria de Python (Pyodide en node)"):
+                python_snapshot = take_snapshot(staging, shipped_pyodide, wheel)
+                print(f"  {python_snapshot.file}: {python_snapshot.size / 1e6:.1f} MB, "
+                      f"{len(python_snapshot.libraries)} bibliotecas", flush=True)
         with step("página y archivos copiados"):
             copy_shipped_pins(staging)
             check_speaker_view_scripts(staging)
@@ -77,7 +88,7 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             ensure_dir(staging / "data")
             shutil.copyfile(CENSUS, staging / "data" / "censo.csv")
         with step("manifiesto"):
-            manifest = write_manifest(staging, shipped_pyodide, wheel)
+            manifest = write_manifest(staging, shipped_pyodide, wheel, python_snapshot)
         swap_into_place(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

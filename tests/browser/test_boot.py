@@ -7,6 +7,8 @@ is undone.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import shutil
 import tempfile
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from deckbuild.browser import CHROMIUM_ARGS, find_chromium
+from deckbuild.pyodide import make_integrity
 from deckpage import BOOT_TIMEOUT_MS, DeckPage
 
 LAZY_IMPORTS = ("fontTools", "pytz", "micropip", "matplotlib_pyodide")
@@ -96,8 +99,20 @@ def test_a_cell_traceback_shows_the_cells_line_and_where_in_dpdeck(deck):
     assert "dpdeck/" in text and "-2" in text
 
 
+def without_snapshot(route) -> None:
+    """Serve runtime.json without its snapshot: the worker boots Python from scratch."""
+    runtime = json.loads(route.fetch().text())
+    runtime.pop("snapshot")
+    route.fulfill(status=200, content_type="application/json", body=json.dumps(runtime))
+
+
 def test_the_wasm_module_is_code_cached_for_the_next_visit(browser, cells_url):
-    """Chromium keeps compiled wasm only for a response it fetched itself (not one rebuilt in JS)."""
+    """Chromium keeps compiled wasm only for a response it fetched itself (not one rebuilt in JS).
+
+    It keeps the code it has optimized, once there is enough of it: a boot
+    from scratch runs enough Python for that; one from the snapshot runs so
+    little that only the lecture's cells do.
+    """
     profile = Path(tempfile.mkdtemp(prefix="dpdeck-perfil-"))
     # A profile on disk, like a lecturer's browser (the tests' other contexts keep nothing).
     context = browser.browser_type.launch_persistent_context(
@@ -105,14 +120,82 @@ def test_the_wasm_module_is_code_cached_for_the_next_visit(browser, cells_url):
         viewport={"width": 1280, "height": 720})
     try:
         page = context.new_page()
+        page.route("**/runtime.json", without_snapshot)
         page.goto(cells_url + "?autorun=0")
         DeckPage(page).wait_until_ready(BOOT_TIMEOUT_MS)
+        assert DeckPage(page).python["timings"]["snapshot"] == {"used": False, "error": "el mazo no trae instantánea"}
     finally:
         context.close()
     cached = profile / "Default" / "Code Cache" / "wasm"
     size = sum(path.stat().st_size for path in cached.rglob("*") if path.is_file()) if cached.exists() else 0
     shutil.rmtree(profile, ignore_errors=True)
     assert size > 100_000, f"caché de código wasm: {size} bytes"
+
+
+# ----------------------------------------------------------------- memory snapshot
+
+def test_python_is_restored_from_the_build_s_memory_snapshot(deck, cells_dist):
+    """Everything the boot imports was already imported in the snapshot (snapshot.py, snapshot.js)."""
+    snapshot = deck.python["timings"]["snapshot"]
+    assert snapshot["used"] is True and snapshot["error"] is None
+    assert set(snapshot["steps"]) >= {"module", "waited", "libraries", "total"}
+    runtime = json.loads((cells_dist / "runtime.json").read_text(encoding="utf-8"))
+    status, text = run_python(deck, "import sys\n"
+                                    "print(sys.path.count(''), 'numpy' in sys.modules, 'dpdeck.figures' in sys.modules)")
+    assert status == "done", text
+    assert text.split() == ["1", "True", "True"]
+    assert len(runtime["snapshot"]["libraries"]) >= 30
+
+
+RANDOM_DRAWS = ("import random\nimport numpy as np\n"
+                "print(random.random(), np.random.random(), np.random.randint(10**9))")
+
+
+def test_each_restored_python_draws_its_own_random_numbers(new_deck, cells_url):
+    """The snapshot fixes the generators' state; each boot seeds them again from fresh entropy."""
+    draws = []
+    for _ in range(2):
+        deck = new_deck(cells_url + "?autorun=0")
+        deck.wait_until_ready()
+        assert deck.python["timings"]["snapshot"]["used"] is True
+        status, text = run_python(deck, RANDOM_DRAWS)
+        assert status == "done", text
+        draws.append(text.split())
+    assert len(draws[0]) == 3
+    assert all(first != second for first, second in zip(*draws)), draws
+
+
+def replace_snapshot(page, memory: bytes) -> None:
+    """Serve `memory` (gzip) as the snapshot, and a runtime.json whose integrity and size match it."""
+    def runtime_for_it(route):
+        runtime = json.loads(route.fetch().text())
+        runtime["snapshot"].update(integrity=make_integrity(hashlib.sha256(shipped).hexdigest()), size=len(memory))
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(runtime))
+
+    shipped = gzip.compress(memory)
+    page.route("**/runtime.json", runtime_for_it)
+    page.route("**/python-snapshot.bin", lambda route: route.fulfill(status=200, body=shipped))
+
+
+@pytest.mark.parametrize(("damage", "error"), [
+    ("download", "No se pudo descargar pyodide/python-snapshot.bin"),
+    ("another", "Snapshot has invalid magic number"),
+])
+def test_a_snapshot_that_cannot_be_restored_costs_only_the_try(new_deck, cells_url, damage, error):
+    """A damaged download fails before the interpreter exists; a snapshot of something else after it."""
+    deck = new_deck()
+    if damage == "download":
+        deck.page.route("**/python-snapshot.bin", lambda route: route.fulfill(status=200, body=b"\x1f\x8b roto"))
+    else:
+        replace_snapshot(deck.page, bytes(64 * 1024 * 1024))
+    deck.goto(cells_url + "?autorun=0")
+    deck.wait_until_ready()
+    snapshot = deck.python["timings"]["snapshot"]
+    assert snapshot["used"] is False and error in snapshot["error"], snapshot
+    status, text = run_python(deck, "import numpy as np\nimport matplotlib.pyplot as plt\n"
+                                    "plt.plot(np.arange(3))\nprint(np.arange(4).sum())")
+    assert status == "done", text
+    assert "6" in text
 
 
 # ----------------------------------------------------------------- first paint

@@ -88,7 +88,7 @@ def test_the_pyodide_timing_starts_from_the_workers_own_warmup():
     assert imports.index("dpdeck.cellrun") < imports.index("matplotlib.pyplot")
     assert "plt.subplots()" in cell and r"$\varepsilon = 1$" in cell
     compile(cell, "<arranque>", "exec")
-    worker = 'const WARM_IMPORTS = ["numpy"];\nconst WARMUP_CELL = `\nx = r"\\\\alpha"\n`;\n'
+    worker = 'export const WARM_IMPORTS = ["numpy"];\nexport const WARMUP_CELL = `\nx = r"\\\\alpha"\n`;\n'
     assert bench.read_worker_warmup(worker) == (["numpy"], '\nx = r"\\alpha"\n')
 
 

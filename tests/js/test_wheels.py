@@ -28,7 +28,7 @@ SITE_PACKAGES = "/lib/python3.12/site-packages"
 RUN_WHEELS_JS = r"""
 const crypto = require('node:crypto');
 const fs = require('node:fs');
-const [sitePackages] = process.argv.slice(1);
+const [sitePackages, installOptions] = process.argv.slice(1);
 const {unpackWheel, installWheels} = deckModule.exports;
 const sha256 = (data) => crypto.createHash('sha256').update(data).digest('hex');
 
@@ -38,10 +38,14 @@ const sha256 = (data) => crypto.createHash('sha256').update(data).digest('hex');
   const unpacked = [];
   for (const {name, path} of archives) {
     try {
-      const wheel = await unpackWheel(new Uint8Array(fs.readFileSync(path)), name);
+      let announced = null;
+      const onLibraries = (files) => {
+        announced = Object.fromEntries(files.map((f) => [f.path, sha256(f.data)]));
+      };
+      const wheel = await unpackWheel(new Uint8Array(fs.readFileSync(path)), name, {onLibraries});
       unpacked.push(wheel);
       results.push({name, files: Object.fromEntries(wheel.files.map((f) => [f.path, sha256(f.data)])),
-                    dynlibs: wheel.dynlibs});
+                    dynlibs: wheel.dynlibs, announced});
     } catch (error) {
       results.push({name, error: `${error.name}: ${error.message}`});
     }
@@ -58,15 +62,15 @@ const sha256 = (data) => crypto.createHash('sha256').update(data).digest('hex');
     },
     loadedPackages: {},
   };
-  await installWheels(pyodide, unpacked, sitePackages);
+  await installWheels(pyodide, unpacked, sitePackages, JSON.parse(installOptions));
   process.stdout.write(JSON.stringify({results, calls, loadedPackages: pyodide.loadedPackages}));
 })().catch((error) => { console.error(error); process.exit(1); });
 """
 
 
-def run_wheels_js(archives: list[tuple[str, Path]]) -> dict:
+def run_wheels_js(archives: list[tuple[str, Path]], install_options: dict | None = None) -> dict:
     request = json.dumps([{"name": name, "path": str(path)} for name, path in archives])
-    result = run_with_module(WHEELS_JS, RUN_WHEELS_JS, SITE_PACKAGES, input=request)
+    result = run_with_module(WHEELS_JS, RUN_WHEELS_JS, SITE_PACKAGES, json.dumps(install_options or {}), input=request)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -107,6 +111,25 @@ def test_a_wheel_unpacks_to_the_same_files_as_zipfile_reads(tmp_path):
     assert "paquete/" not in result["files"]
     # Pyodide's rule: .so, with or without version numbers, in the archive's order.
     assert result["dynlibs"] == ["paquete/_núcleo.cpython-312-wasm32-emscripten.so", "paquete.libs/libayuda.so.1.2"]
+    # The libraries are announced, whole, before the rest is inflated (a snapshot's restore needs only them).
+    assert result["announced"] == {path: result["files"][path] for path in result["dynlibs"]}
+
+
+def test_a_wheel_without_libraries_announces_none(tmp_path):
+    archive = write_archive(tmp_path / "puro-1.0-py3-none-any.whl", [("puro/__init__.py", b"x = 1\n", zipfile.ZIP_DEFLATED)])
+    [result] = run_wheels_js([("puro-1.0-py3-none-any.whl", archive)])["results"]
+    assert result["announced"] == {} and result["dynlibs"] == []
+
+
+def test_after_a_snapshot_install_only_writes_files_and_records_packages(tmp_path):
+    archive = write_archive(tmp_path / "paquete-1.0-py3-none-any.whl", sample_members())
+    restored = run_wheels_js([("paquete-1.0-py3-none-any.whl", archive)], {"loadLibraries": False})
+    assert [call for call in restored["calls"] if call[0] == "loadDynlib"] == []
+    assert len([call for call in restored["calls"] if call[0] == "writeFile"]) == len(hashes_by_zipfile(archive))
+    assert restored["loadedPackages"] == {"Paquete": "default channel"}
+    # Taking a snapshot: loadedPackages must stay as Pyodide left it (the snapshot checks it).
+    taking = run_wheels_js([("paquete-1.0-py3-none-any.whl", archive)], {"loadLibraries": False, "recordPackages": False})
+    assert taking["loadedPackages"] == {}
 
 
 def test_install_writes_into_site_packages_and_loads_each_library_locally(tmp_path):

@@ -1,0 +1,192 @@
+// A memory snapshot of Python with numpy, matplotlib and dpdeck already
+// imported and one figure already drawn, made at build time
+// (py/deckbuild/js/snapshot.mjs) and restored by the worker instead of
+// starting the interpreter and importing everything again: the boot then
+// skips Python's start, every import and the first figure's one-time work.
+//
+// A snapshot is Pyodide's own (loadPyodide's `_makeSnapshot` and
+// `_loadSnapshot`: the WebAssembly memory and the table of JS objects Python
+// holds) with one addition: the extension modules (.so files) that were
+// loaded before it was taken. Their code is not in the memory, only their
+// data, so each is instantiated again, in the order it was loaded, at the
+// memory and table addresses it had (the addresses Python's objects point
+// to), before the memory is put back over what instantiating wrote.
+//
+// Emscripten places a library at recorded addresses when it is given a
+// handle (libc's `struct dso`, emscripten/dynlink.h) whose flag says it is
+// already placed; the same field layout records where a first load put it.
+
+// Offsets in the handle: a one-byte «placed» flag, then memory base, memory
+// size, table base and table size, as 32-bit words.
+const HANDLE = { PLACED: 8, MEMORY_BASE: 12, TABLE_BASE: 20, SIZE: 64 };
+const LOAD_FLAGS = { loadAsync: true, nodelete: true, allowUndefined: true };
+// gzip's first two bytes (RFC 1952 2.3.1): the shipped snapshot is compressed.
+const GZIP_MAGIC = [0x1f, 0x8b];
+
+export class SnapshotError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "SnapshotError";
+  }
+}
+
+// Loads one library as Pyodide's loadDynlib does (local to its module, kept
+// for good, also known by its file name), through `handle`.
+async function loadLibrary(Module, path, bytes, handle) {
+  const dso = Module.newDSO(path, undefined, "loading");
+  dso.refcount = Infinity;
+  dso.global = false;
+  dso.exports = await Module.loadWebAssemblyModule(bytes, LOAD_FLAGS, path, {}, handle);
+  const name = Module.PATH.basename(path);
+  if (!Module.LDSO.loadedLibsByName[name]) Module.LDSO.loadedLibsByName[name] = dso;
+}
+
+function withHandle(Module, use) {
+  const handle = Module._calloc(HANDLE.SIZE, 1);
+  return use(handle).finally(() => Module._free(handle));
+}
+
+/**
+ * Loads the libraries of unpacked wheels (wheels.js) from site-packages, in
+ * the wheels' order, and returns where each went:
+ * [{file, path, memoryBase, tableBase}] (`file` relative to site-packages,
+ * `path` where it was loaded from), the list a snapshot restores them from.
+ */
+export async function loadRecordingLibraries(pyodide, wheels, sitePackages) {
+  const Module = pyodide._module;
+  const libraries = [];
+  await withHandle(Module, async (handle) => {
+    for (const wheel of wheels) {
+      for (const relative of wheel.dynlibs) {
+        const path = `${sitePackages}/${relative}`;
+        Module.HEAPU8.fill(0, handle, handle + HANDLE.SIZE);
+        const metadata = Module.getDylinkMetadata(Module.FS.readFile(path));
+        if (metadata.neededDynlibs.length) {
+          throw new SnapshotError(`${relative} necesita ${metadata.neededDynlibs.join(", ")}: no se puede restaurar`);
+        }
+        await loadLibrary(Module, path, Module.FS.readFile(path), handle);
+        libraries.push({
+          file: relative,
+          path,
+          memoryBase: Module.HEAPU32[(handle + HANDLE.MEMORY_BASE) >> 2],
+          tableBase: Module.HEAPU32[(handle + HANDLE.TABLE_BASE) >> 2],
+        });
+      }
+    }
+  });
+  return libraries;
+}
+
+/**
+ * Instantiates each recorded library again at its recorded addresses;
+ * `readLibrary(file)` gives its bytes. Run before the memory is restored.
+ */
+export async function placeLibraries(Module, libraries, readLibrary) {
+  await withHandle(Module, async (handle) => {
+    for (const { file, path, memoryBase, tableBase } of libraries) {
+      const bytes = readLibrary(file);
+      if (!bytes) throw new SnapshotError(`falta ${file}, que la instantánea necesita`);
+      Module.HEAPU8[handle + HANDLE.PLACED] = 1;
+      Module.HEAPU32[(handle + HANDLE.MEMORY_BASE) >> 2] = memoryBase;
+      Module.HEAPU32[(handle + HANDLE.TABLE_BASE) >> 2] = tableBase;
+      await loadLibrary(Module, path, bytes, handle);
+    }
+  });
+}
+
+/**
+ * Inflates the shipped snapshot (gzip; a server may have inflated it
+ * already) into `target`, which has exactly the snapshot's size.
+ */
+export async function inflateSnapshot(compressed, target) {
+  if (compressed[0] !== GZIP_MAGIC[0] || compressed[1] !== GZIP_MAGIC[1]) {
+    if (compressed.byteLength !== target.byteLength) {
+      throw new SnapshotError(`la instantánea mide ${compressed.byteLength} bytes y se esperaban ${target.byteLength}`);
+    }
+    target.set(compressed);
+    return;
+  }
+  const reader = new Blob([compressed]).stream().pipeThrough(new DecompressionStream("gzip")).getReader();
+  let offset = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (offset + value.byteLength > target.byteLength) {
+      await reader.cancel();
+      throw new SnapshotError(`la instantánea mide más de los ${target.byteLength} bytes esperados`);
+    }
+    target.set(value, offset);
+    offset += value.byteLength;
+  }
+  if (offset !== target.byteLength) {
+    throw new SnapshotError(`la instantánea mide ${offset} bytes y se esperaban ${target.byteLength}`);
+  }
+}
+
+/**
+ * Pyodide restored from a snapshot: `loadPyodide(options)` with Emscripten's
+ * module creation wrapped so that, once the module exists, the libraries are
+ * placed, before Pyodide copies the memory back. The module is created while
+ * the snapshot still arrives: `snapshot` (Uint8Array of its final size) is
+ * filled when `ready` resolves, and `readLibraries` resolves to a function
+ * giving a library's bytes by its path in site-packages. `scope` holds
+ * `_createPyodideModule` (pyodide.asm.js, loaded already); it is put back as
+ * it was whether or not the restore works. Returns {pyodide, timings}: when
+ * the module existed, what it then waited for, and placing the libraries (ms).
+ */
+export async function restorePyodide({ scope, loadPyodide, options, snapshot, ready, readLibraries, libraries }) {
+  const createModule = scope._createPyodideModule;
+  if (typeof createModule !== "function") throw new SnapshotError("pyodide.asm.js no está cargado");
+  const started = performance.now();
+  const timings = {};
+  const since = (time) => Math.round(performance.now() - time);
+  scope._createPyodideModule = async (settings) => {
+    const Module = await createModule(settings);
+    timings.module = since(started);
+    const [, readLibrary] = await Promise.all([ready, readLibraries]);
+    timings.waited = since(started) - timings.module;
+    const placing = performance.now();
+    await placeLibraries(Module, libraries, readLibrary);
+    timings.libraries = since(placing);
+    return Module;
+  };
+  try {
+    const pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+    return { pyodide, timings };
+  } finally {
+    scope._createPyodideModule = createModule;
+  }
+}
+
+// Run in a restored Python before anything else: what the snapshot fixed
+// that must differ from one visit to the next. Random generators seeded
+// without a seed get fresh entropy (otherwise every visit would draw the same
+// «random» numbers), the time zone is the browser's, and loadPyodide's second
+// "" on sys.path goes.
+export const AFTER_RESTORE_PY = `
+import random
+import sys
+import time
+
+import numpy
+
+random.seed()
+numpy.random.seed()
+if hasattr(time, "tzset"):
+    time.tzset()
+while sys.path.count("") > 1:
+    sys.path.remove("")
+`;
+
+// Run before a snapshot is taken: nothing Python keeps may hold an open file
+// (the files live in JavaScript, which the snapshot does not carry). The
+// fonts matplotlib keeps open are dropped; they reopen on the next figure.
+export const BEFORE_SNAPSHOT_PY = `
+import gc
+
+from matplotlib import font_manager, mathtext
+
+mathtext.MathTextParser._parse_cached.cache_clear()
+font_manager._get_font.cache_clear()
+gc.collect()
+`;

@@ -1,0 +1,209 @@
+"""Pruebas de deck/js/snapshot.js: restoring Python's memory snapshot, run in node.
+
+The real restore runs in the browser tests (test_boot.py); here each part
+runs against a stand-in for Emscripten's module that records what it is
+asked: where each library is placed, in which order, what is freed, and
+what happens when something is missing. Inflating is checked against
+Python's gzip, the independent reference.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from deckjs import run_with_module
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOT_JS = ROOT / "deck" / "js" / "snapshot.js"
+
+# A stand-in for Emscripten's module: a small heap, calloc/free that record,
+# and loadWebAssemblyModule that, like Emscripten's, reads a handle whose
+# «placed» byte is set and otherwise places the library itself (at made-up
+# addresses) and writes where into the handle.
+FAKE_MODULE_JS = r"""
+function fakeModule(needed = {}) {
+  const heap = new ArrayBuffer(4096);
+  const Module = {
+    HEAPU8: new Uint8Array(heap), HEAPU32: new Uint32Array(heap),
+    calls: [], freed: [], next: 1,
+    LDSO: {loadedLibsByName: {}},
+    PATH: {basename: (path) => path.slice(path.lastIndexOf('/') + 1)},
+    FS: {readFile: (path) => new TextEncoder().encode(path)},
+    getDylinkMetadata: (bytes) => ({neededDynlibs: needed[new TextDecoder().decode(bytes)] || []}),
+    _calloc: (size, count) => { Module.HEAPU8.fill(0, 64, 64 + size * count); return 64; },
+    _free: (pointer) => Module.freed.push(pointer),
+    newDSO: (name, handle, exports) => { const dso = {name, exports}; Module.LDSO.loadedLibsByName[name] = dso; return dso; },
+    loadWebAssemblyModule: async (bytes, flags, path, localScope, handle) => {
+      const placed = Module.HEAPU8[handle + 8];
+      if (!placed) {
+        Module.HEAPU8[handle + 8] = 1;
+        Module.HEAPU32[(handle + 12) >> 2] = 1000 * Module.next;
+        Module.HEAPU32[(handle + 20) >> 2] = 50 * Module.next;
+        Module.next += 1;
+      }
+      Module.calls.push({path, placed, bytes: new TextDecoder().decode(bytes), flags,
+                         memoryBase: Module.HEAPU32[(handle + 12) >> 2], tableBase: Module.HEAPU32[(handle + 20) >> 2]});
+      return {exported: path};
+    },
+  };
+  return Module;
+}
+const print = (value) => process.stdout.write(JSON.stringify(value));
+const describe = (error) => `${error.name}: ${error.message}`;
+"""
+
+LIBRARIES = [
+    {"file": "numpy/_core/_multiarray_umath.so", "path": "/sp/numpy/_core/_multiarray_umath.so",
+     "memoryBase": 123456, "tableBase": 4321},
+    {"file": "matplotlib/_path.so", "path": "/sp/matplotlib/_path.so", "memoryBase": 654321, "tableBase": 9876},
+]
+
+
+def run_snapshot_js(script: str, *arguments: str):
+    result = run_with_module(SNAPSHOT_JS, FAKE_MODULE_JS + script, *arguments)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+PLACE_JS = r"""
+const {placeLibraries} = deckModule.exports;
+const [libraries, available] = process.argv.slice(1).map(JSON.parse);
+const Module = fakeModule();
+placeLibraries(Module, libraries, (file) => available.includes(file) ? new TextEncoder().encode(file) : undefined)
+  .then(() => null, describe)
+  .then((error) => print({error, calls: Module.calls, freed: Module.freed,
+                          names: Object.fromEntries(Object.entries(Module.LDSO.loadedLibsByName).map(([k, v]) => [k, v.name]))}));
+"""
+
+
+def test_libraries_are_placed_again_where_the_snapshot_had_them_in_its_order():
+    run = run_snapshot_js(PLACE_JS, json.dumps(LIBRARIES), json.dumps([entry["file"] for entry in LIBRARIES]))
+    assert run["error"] is None
+    assert [(call["path"], call["placed"], call["memoryBase"], call["tableBase"], call["bytes"]) for call in run["calls"]] == [
+        (entry["path"], 1, entry["memoryBase"], entry["tableBase"], entry["file"]) for entry in LIBRARIES]
+    # Loaded as Pyodide's loadDynlib loads them: kept for good, undefined symbols allowed, found by path and name.
+    assert all(call["flags"] == {"loadAsync": True, "nodelete": True, "allowUndefined": True} for call in run["calls"])
+    assert run["names"] == {"/sp/numpy/_core/_multiarray_umath.so": "/sp/numpy/_core/_multiarray_umath.so",
+                            "_multiarray_umath.so": "/sp/numpy/_core/_multiarray_umath.so",
+                            "/sp/matplotlib/_path.so": "/sp/matplotlib/_path.so",
+                            "_path.so": "/sp/matplotlib/_path.so"}
+    assert run["freed"] == [64]
+
+
+def test_a_library_the_wheels_lack_stops_the_restore_naming_it():
+    run = run_snapshot_js(PLACE_JS, json.dumps(LIBRARIES), json.dumps([LIBRARIES[0]["file"]]))
+    assert run["error"] == "SnapshotError: falta matplotlib/_path.so, que la instantánea necesita"
+    assert [call["path"] for call in run["calls"]] == [LIBRARIES[0]["path"]]
+    assert run["freed"] == [64]
+
+
+RECORD_JS = r"""
+const {loadRecordingLibraries} = deckModule.exports;
+const [wheels, needed] = process.argv.slice(1).map(JSON.parse);
+const Module = fakeModule(needed);
+loadRecordingLibraries({_module: Module}, wheels, '/sp')
+  .then((libraries) => print({libraries, calls: Module.calls, freed: Module.freed}),
+        (error) => print({error: describe(error), calls: Module.calls, freed: Module.freed}));
+"""
+
+WHEELS = [{"name": "numpy-2.0.2.whl", "dynlibs": ["numpy/a.so", "numpy/b.so"]},
+          {"name": "puro-1.0.whl", "dynlibs": []},
+          {"name": "matplotlib-3.8.4.whl", "dynlibs": ["matplotlib/c.so"]}]
+
+
+def test_taking_a_snapshot_records_where_each_library_went_in_load_order():
+    run = run_snapshot_js(RECORD_JS, json.dumps(WHEELS), "{}")
+    assert run["libraries"] == [
+        {"file": "numpy/a.so", "path": "/sp/numpy/a.so", "memoryBase": 1000, "tableBase": 50},
+        {"file": "numpy/b.so", "path": "/sp/numpy/b.so", "memoryBase": 2000, "tableBase": 100},
+        {"file": "matplotlib/c.so", "path": "/sp/matplotlib/c.so", "memoryBase": 3000, "tableBase": 150},
+    ]
+    # Each one a first load (the handle cleared each time), read from site-packages.
+    assert [(call["placed"], call["bytes"]) for call in run["calls"]] == [
+        (0, "/sp/numpy/a.so"), (0, "/sp/numpy/b.so"), (0, "/sp/matplotlib/c.so")]
+    assert run["freed"] == [64]
+
+
+def test_a_library_that_needs_another_cannot_be_snapshotted():
+    run = run_snapshot_js(RECORD_JS, json.dumps(WHEELS), json.dumps({"/sp/numpy/b.so": ["libopenblas.so"]}))
+    assert run["error"] == "SnapshotError: numpy/b.so necesita libopenblas.so: no se puede restaurar"
+    assert run["freed"] == [64]
+
+
+INFLATE_JS = r"""
+const fs = require('node:fs');
+const {inflateSnapshot} = deckModule.exports;
+const [path, size] = process.argv.slice(1);
+const target = new Uint8Array(Number(size));
+inflateSnapshot(new Uint8Array(fs.readFileSync(path)), target)
+  .then(() => print({hex: Buffer.from(target).toString('hex')}), (error) => print({error: describe(error)}));
+"""
+
+MEMORY = bytes(range(256)) * 300 + bytes(50_000) + b"fin"
+
+
+def inflate(tmp_path: Path, shipped: bytes, size: int) -> dict:
+    (tmp_path / "instantanea.bin").write_bytes(shipped)
+    return run_snapshot_js(INFLATE_JS, str(tmp_path / "instantanea.bin"), str(size))
+
+
+@pytest.mark.parametrize("shipped", [gzip.compress(MEMORY), MEMORY], ids=["gzip", "ya-descomprimida"])
+def test_the_snapshot_inflates_into_a_buffer_of_its_size(tmp_path, shipped):
+    assert bytes.fromhex(inflate(tmp_path, shipped, len(MEMORY))["hex"]) == MEMORY
+
+
+@pytest.mark.parametrize(("shipped", "size", "message"), [
+    (gzip.compress(MEMORY), len(MEMORY) + 1, f"la instantánea mide {len(MEMORY)} bytes y se esperaban {len(MEMORY) + 1}"),
+    (gzip.compress(MEMORY), len(MEMORY) - 1, f"la instantánea mide más de los {len(MEMORY) - 1} bytes esperados"),
+    (MEMORY, len(MEMORY) + 5, f"la instantánea mide {len(MEMORY)} bytes y se esperaban {len(MEMORY) + 5}"),
+])
+def test_a_snapshot_of_another_size_is_refused(tmp_path, shipped, size, message):
+    assert inflate(tmp_path, shipped, size) == {"error": f"SnapshotError: {message}"}
+
+
+def test_a_truncated_snapshot_is_an_error_not_a_wrong_memory(tmp_path):
+    run = inflate(tmp_path, gzip.compress(MEMORY)[:-100], len(MEMORY))
+    assert "error" in run and "hex" not in run
+
+
+RESTORE_JS = r"""
+const {restorePyodide} = deckModule.exports;
+const [failPlacing] = process.argv.slice(1).map(JSON.parse);
+const events = [];
+const Module = fakeModule();
+const original = async (settings) => { events.push(['module', settings.marker]); return Module; };
+const scope = {_createPyodideModule: original};
+let fill;
+const ready = new Promise((resolve) => { fill = resolve; });
+const snapshot = new Uint8Array(8);
+const loadPyodide = async (options) => {
+  events.push(['loadPyodide', options._loadSnapshot === snapshot, options.indexURL]);
+  const created = await scope._createPyodideModule({marker: 'ajustes'});
+  events.push(['restore', created === Module, Module.calls.map((call) => call.path)]);
+  return {pyodide: true};
+};
+setTimeout(() => { events.push(['filled']); fill(); }, 50);
+restorePyodide({scope, loadPyodide, options: {indexURL: '/pyodide/'}, snapshot, ready,
+                readLibraries: Promise.resolve((file) => failPlacing ? undefined : new TextEncoder().encode(file)),
+                libraries: [{file: 'a.so', path: '/sp/a.so', memoryBase: 10, tableBase: 2}]})
+  .then((restored) => ({pyodide: restored.pyodide, timings: Object.keys(restored.timings).sort()}), describe)
+  .then((outcome) => print({outcome, events, restoredScope: scope._createPyodideModule === original}));
+"""
+
+
+def test_the_restore_places_the_libraries_after_the_snapshot_arrives_and_before_the_memory():
+    run = run_snapshot_js(RESTORE_JS, "false")
+    assert run["events"] == [["loadPyodide", True, "/pyodide/"], ["module", "ajustes"], ["filled"],
+                             ["restore", True, ["/sp/a.so"]]]
+    assert run["outcome"] == {"pyodide": {"pyodide": True}, "timings": ["libraries", "module", "waited"]}
+    assert run["restoredScope"] is True
+
+
+def test_a_failed_restore_leaves_pyodide_as_it_was_for_a_normal_boot():
+    run = run_snapshot_js(RESTORE_JS, "true")
+    assert run["outcome"] == "SnapshotError: falta a.so, que la instantánea necesita"
+    assert run["restoredScope"] is True
