@@ -20,8 +20,6 @@
 // size, table base and table size, as 32-bit words.
 const HANDLE = { PLACED: 8, MEMORY_BASE: 12, TABLE_BASE: 20, SIZE: 64 };
 const LOAD_FLAGS = { loadAsync: true, nodelete: true, allowUndefined: true };
-// gzip's first two bytes (RFC 1952 2.3.1): the shipped snapshot is compressed.
-const GZIP_MAGIC = [0x1f, 0x8b];
 
 export class SnapshotError extends Error {
   constructor(message) {
@@ -95,18 +93,11 @@ export async function placeLibraries(Module, libraries, readLibrary) {
 }
 
 /**
- * Inflates the shipped snapshot (gzip; a server may have inflated it
- * already) into `target`, which has exactly the snapshot's size.
+ * Inflates the shipped snapshot (a stream of gzip bytes, RFC 1952) into
+ * `target`, which has exactly the snapshot's size, as the bytes arrive.
  */
 export async function inflateSnapshot(compressed, target) {
-  if (compressed[0] !== GZIP_MAGIC[0] || compressed[1] !== GZIP_MAGIC[1]) {
-    if (compressed.byteLength !== target.byteLength) {
-      throw new SnapshotError(`la instantánea mide ${compressed.byteLength} bytes y se esperaban ${target.byteLength}`);
-    }
-    target.set(compressed);
-    return;
-  }
-  const reader = new Blob([compressed]).stream().pipeThrough(new DecompressionStream("gzip")).getReader();
+  const reader = compressed.pipeThrough(new DecompressionStream("gzip")).getReader();
   let offset = 0;
   for (;;) {
     const { done, value } = await reader.read();
@@ -121,6 +112,18 @@ export async function inflateSnapshot(compressed, target) {
   if (offset !== target.byteLength) {
     throw new SnapshotError(`la instantánea mide ${offset} bytes y se esperaban ${target.byteLength}`);
   }
+}
+
+/** The Subresource Integrity value ("sha256-…", base64) of bytes that came in `chunks`. */
+export async function computeIntegrity(chunks) {
+  const whole = new Uint8Array(chunks.reduce((total, chunk) => total + chunk.byteLength, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", whole));
+  return `sha256-${btoa(String.fromCharCode(...digest))}`;
 }
 
 /**

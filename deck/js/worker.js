@@ -39,7 +39,7 @@ import {
 } from "./netguard.js";
 import { installWheels, unpackWheel } from "./wheels.js";
 import { drawWarmupFigure, importWarm } from "./warmup.js";
-import { AFTER_RESTORE_PY, inflateSnapshot, restorePyodide } from "./snapshot.js";
+import { AFTER_RESTORE_PY, SnapshotError, computeIntegrity, inflateSnapshot, restorePyodide } from "./snapshot.js";
 
 // This script's own URL (js/worker.js): a blob: worker is told it, since its
 // location is the blob's, which cannot resolve a relative URL.
@@ -434,21 +434,38 @@ function installLazyPackages(pyodide, runtime, baseUrl, sitePackages) {
   }
 }
 
-// The snapshot, downloaded and checked like a wheel, then inflated into
-// `target`; `marks` gets when each was done (ms after `since`). Unlike the
-// boot's other files, one that fails to arrive does not fail the boot: Python
-// then starts from scratch.
+// The snapshot, inflated into `target` as it downloads, and checked against
+// its SHA-256 before anything uses it (a fetch with `integrity` would hold
+// the whole file back until it is checked, and only then let it be
+// inflated); `marks` gets when each was done (ms after `since`). Unlike the
+// boot's other files, one that fails to arrive does not fail the boot:
+// Python then starts from scratch.
 async function fetchSnapshot(description, baseUrl, target, since, marks) {
   const url = checkUrl(new URL(description.file, baseUrl));
-  let compressed;
+  let response;
   try {
-    compressed = await readCounted(await nativeFetch(url.href, { integrity: description.integrity }));
+    response = await nativeFetch(url.href);
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
   } catch (error) {
     throw new Error(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
   }
-  marks.downloadedAt = Math.round(performance.now() - since);
-  await inflateSnapshot(compressed, target);
+  const [inflating, checking] = response.body.tee();
+  const chunks = [];
+  const downloaded = (async () => {
+    const reader = checking.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      addLoadedBytes(value.byteLength);
+    }
+    marks.downloadedAt = Math.round(performance.now() - since);
+  })();
+  await Promise.all([inflateSnapshot(inflating, target), downloaded]);
   marks.inflatedAt = Math.round(performance.now() - since);
+  if ((await computeIntegrity(chunks)) !== description.integrity) {
+    throw new SnapshotError(`${displayPath(url)} no coincide con su SHA-256`);
+  }
 }
 
 // Pyodide restored from the snapshot (snapshot.js) while it and the wheels'

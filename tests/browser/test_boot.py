@@ -165,11 +165,13 @@ def test_each_restored_python_draws_its_own_random_numbers(new_deck, cells_url):
     assert all(first != second for first, second in zip(*draws)), draws
 
 
-def replace_snapshot(page, memory: bytes) -> None:
-    """Serve `memory` (gzip) as the snapshot, and a runtime.json whose integrity and size match it."""
+def replace_snapshot(page, memory: bytes, *, matching: bool) -> None:
+    """Serve `memory` (gzip) as the snapshot, and a runtime.json with its size and (`matching`) its integrity."""
     def runtime_for_it(route):
         runtime = json.loads(route.fetch().text())
-        runtime["snapshot"].update(integrity=make_integrity(hashlib.sha256(shipped).hexdigest()), size=len(memory))
+        runtime["snapshot"]["size"] = len(memory)
+        if matching:
+            runtime["snapshot"]["integrity"] = make_integrity(hashlib.sha256(shipped).hexdigest())
         route.fulfill(status=200, content_type="application/json", body=json.dumps(runtime))
 
     shipped = gzip.compress(memory)
@@ -178,16 +180,17 @@ def replace_snapshot(page, memory: bytes) -> None:
 
 
 @pytest.mark.parametrize(("damage", "error"), [
-    ("download", "No se pudo descargar pyodide/python-snapshot.bin"),
+    ("missing", "No se pudo descargar pyodide/python-snapshot.bin: HTTP 404"),
+    ("damaged", "pyodide/python-snapshot.bin no coincide con su SHA-256"),
     ("another", "Snapshot has invalid magic number"),
 ])
 def test_a_snapshot_that_cannot_be_restored_costs_only_the_try(new_deck, cells_url, damage, error):
-    """A damaged download fails before the interpreter exists; a snapshot of something else after it."""
+    """Missing or damaged, it fails before its memory is used; a snapshot of something else, once the interpreter exists."""
     deck = new_deck()
-    if damage == "download":
-        deck.page.route("**/python-snapshot.bin", lambda route: route.fulfill(status=200, body=b"\x1f\x8b roto"))
+    if damage == "missing":
+        deck.page.route("**/python-snapshot.bin", lambda route: route.fulfill(status=404, body=b"no"))
     else:
-        replace_snapshot(deck.page, bytes(64 * 1024 * 1024))
+        replace_snapshot(deck.page, bytes(64 * 1024 * 1024), matching=damage == "another")
     deck.goto(cells_url + "?autorun=0")
     deck.wait_until_ready()
     snapshot = deck.python["timings"]["snapshot"]

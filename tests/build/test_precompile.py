@@ -67,6 +67,20 @@ def test_every_shipped_module_is_bytecode_for_the_shipped_interpreter(dist_dir):
             assert [name for name in names if name.endswith(".py")] == [], archive.name
 
 
+def test_small_files_of_a_wheel_are_stored_and_the_standard_library_stays_deflated(dist_dir):
+    """The worker inflates a wheel file by file: a small one is cheaper stored (precompile_pyodide.choose_compression)."""
+    threshold = 16 * 1024
+    for archive in shipped_archives(dist_dir):
+        with zipfile.ZipFile(archive) as opened:
+            files = [info for info in opened.infolist() if not info.is_dir()]
+        if archive.name == "python_stdlib.zip":
+            assert {info.compress_type for info in files} == {zipfile.ZIP_DEFLATED}
+            continue
+        for info in files:
+            expected = zipfile.ZIP_STORED if info.file_size < threshold else zipfile.ZIP_DEFLATED
+            assert info.compress_type == expected, f"{archive.name}: {info.filename} ({info.file_size} bytes)"
+
+
 def test_the_dpdeck_wheel_keeps_its_sources_beside_their_bytecode(dist_dir):
     runtime = json.loads((dist_dir / "runtime.json").read_text())
     with zipfile.ZipFile(dist_dir / runtime["wheel"]) as wheel:

@@ -18,11 +18,12 @@ TINY_DECK = {"00.md": "# Solo texto\n"}
 
 
 def fresh_cache(tmp_path):
-    """An empty download cache that shares the bytecode compiled from the same verified inputs."""
+    """An empty download cache that shares what is derived from the same verified inputs (bytecode, snapshot)."""
     cache = tmp_path / "cache"
     cache.mkdir()
-    (CACHE / "precompiled").mkdir(parents=True, exist_ok=True)
-    (cache / "precompiled").symlink_to(CACHE / "precompiled")
+    for derived in ("precompiled", "snapshots"):
+        (CACHE / derived).mkdir(parents=True, exist_ok=True)
+        (cache / derived).symlink_to(CACHE / derived)
     return str(cache)
 
 
