@@ -25,6 +25,14 @@ def cells_dist(dist_dir, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def cells_dist_from_scratch(dist_dir, tmp_path_factory) -> Path:
+    """The fixture deck built without Python's memory snapshot (--no-snapshot): every boot starts Python anew."""
+    out = tmp_path_factory.mktemp("celdas-sin-instantanea") / "mazo"
+    build(FIXTURE_SLIDES, out, snapshot=False)
+    return out
+
+
+@pytest.fixture(scope="session")
 def cells_url(cells_dist, serve_folder):
     """The fixture deck on the deck's own server (COOP/COEP: Stop interrupts)."""
     return serve_folder(cells_dist)
