@@ -58,11 +58,12 @@ export async function loadRecordingLibraries(pyodide, wheels, sitePackages) {
       for (const relative of wheel.dynlibs) {
         const path = `${sitePackages}/${relative}`;
         Module.HEAPU8.fill(0, handle, handle + HANDLE.SIZE);
-        const metadata = Module.getDylinkMetadata(Module.FS.readFile(path));
-        if (metadata.neededDynlibs.length) {
-          throw new SnapshotError(`${relative} necesita ${metadata.neededDynlibs.join(", ")}: no se puede restaurar`);
+        const bytes = Module.FS.readFile(path);
+        const { neededDynlibs } = Module.getDylinkMetadata(bytes);
+        if (neededDynlibs.length) {
+          throw new SnapshotError(`${relative} necesita ${neededDynlibs.join(", ")}: no se puede restaurar`);
         }
-        await loadLibrary(Module, path, Module.FS.readFile(path), handle);
+        await loadLibrary(Module, path, bytes, handle);
         libraries.push({
           file: relative,
           path,
@@ -114,15 +115,9 @@ export async function inflateSnapshot(compressed, target) {
   }
 }
 
-/** The Subresource Integrity value ("sha256-…", base64) of bytes that came in `chunks`. */
-export async function computeIntegrity(chunks) {
-  const whole = new Uint8Array(chunks.reduce((total, chunk) => total + chunk.byteLength, 0));
-  let offset = 0;
-  for (const chunk of chunks) {
-    whole.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", whole));
+/** The Subresource Integrity value ("sha256-…", base64) of `bytes`. */
+export async function computeIntegrity(bytes) {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return `sha256-${btoa(String.fromCharCode(...digest))}`;
 }
 

@@ -204,7 +204,12 @@ function unpackWheels(files, baseUrl) {
 
 async function readCounted(response) {
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
-  const reader = response.body.getReader();
+  return readStreamCounted(response.body);
+}
+
+// A body's bytes, whole, each chunk counted for the progress bar as it arrives.
+async function readStreamCounted(stream) {
+  const reader = stream.getReader();
   const chunks = [];
   let size = 0;
   for (;;) {
@@ -450,20 +455,13 @@ async function fetchSnapshot(description, baseUrl, target, since, marks) {
     throw new Error(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
   }
   const [inflating, checking] = response.body.tee();
-  const chunks = [];
-  const downloaded = (async () => {
-    const reader = checking.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      addLoadedBytes(value.byteLength);
-    }
+  const downloaded = readStreamCounted(checking).then((bytes) => {
     marks.downloadedAt = Math.round(performance.now() - since);
-  })();
-  await Promise.all([inflateSnapshot(inflating, target), downloaded]);
+    return bytes;
+  });
+  const [, compressed] = await Promise.all([inflateSnapshot(inflating, target), downloaded]);
   marks.inflatedAt = Math.round(performance.now() - since);
-  if ((await computeIntegrity(chunks)) !== description.integrity) {
+  if ((await computeIntegrity(compressed)) !== description.integrity) {
     throw new SnapshotError(`${displayPath(url)} no coincide con su SHA-256`);
   }
 }
