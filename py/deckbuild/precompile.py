@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .commands import NODE_SCRIPTS, run_command
 from .errors import BuildError
-from .files import ensure_dir, hash_file
+from .files import ensure_dir, hash_file, lookup_verified, store_verified
 from .paths import CACHE, display_path, locate_npm_package
 from .pins import find_pin
 from .pyodide import PyodideFiles
@@ -89,26 +89,15 @@ def make_cache_key(archive: Archive, compiler_digest: str, font_digest: str) -> 
 
 def lookup_compiled(entry: Path, file_name: str) -> Path | None:
     """The cached output after checking it against its recorded SHA-256; a damaged entry is dropped."""
-    output, recorded = entry / file_name, entry / f"{file_name}.sha256"
-    if not (output.is_file() and recorded.is_file()):
-        return None
-    if hash_file(output) == recorded.read_text().strip():
-        return output
-    print(f"  ! {display_path(output)} está dañado; se vuelve a compilar", flush=True)
-    shutil.rmtree(entry, ignore_errors=True)
-    return None
+    paths, damaged = lookup_verified(entry, (file_name,))
+    if damaged:
+        print(f"  ! {display_path(entry / file_name)} está dañado; se vuelve a compilar", flush=True)
+    return paths[0] if paths else None
 
 
 def store_compiled(entry: Path, file_name: str, produced: Path) -> Path:
-    """Move a fresh output into its cache entry with its SHA-256 beside it (a temporary folder, then a rename)."""
-    staging = entry.with_name(f"{entry.name}.tmp-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    shutil.move(produced, staging / file_name)
-    (staging / f"{file_name}.sha256").write_text(hash_file(staging / file_name) + "\n")
-    shutil.rmtree(entry, ignore_errors=True)
-    os.replace(staging, entry)
-    return entry / file_name
+    """Move a fresh output into its cache entry with its SHA-256 beside it."""
+    return store_verified(entry, {file_name: produced})[0]
 
 
 def run_compiler(archives: list[Archive], outputs: dict[str, Path], *, pyodide_folder: Path,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .commands import NODE_SCRIPTS, make_node_environment, run_command
 from .errors import BuildError
-from .files import ensure_dir, hash_file
+from .files import ensure_dir, hash_file, lookup_verified, store_verified
 from .paths import CACHE, ROOT, display_path, locate_npm_package
 from .pyodide import ShippedPyodide, make_integrity
 
@@ -74,29 +74,19 @@ def make_cache_key(pyodide_folder: Path, wheels: list[Path], pyodide_module: Pat
 
 def lookup_snapshot(entry: Path) -> tuple[Path, list[dict]] | None:
     """The cached snapshot and its libraries, both checked against their recorded SHA-256; damage drops the entry."""
-    paths = [entry / SNAPSHOT_FILE, entry / LIBRARIES_FILE]
-    recorded = [path.with_name(f"{path.name}.sha256") for path in paths]
-    if not all(path.is_file() for path in paths + recorded):
+    paths, damaged = lookup_verified(entry, (SNAPSHOT_FILE, LIBRARIES_FILE))
+    if damaged:
+        print(f"  ! {display_path(entry)} está dañada; se vuelve a tomar la instantánea", flush=True)
+    if paths is None:
         return None
-    if all(hash_file(path) == record.read_text().strip() for path, record in zip(paths, recorded)):
-        return paths[0], json.loads(paths[1].read_text(encoding="utf-8"))
-    print(f"  ! {display_path(entry)} está dañada; se vuelve a tomar la instantánea", flush=True)
-    shutil.rmtree(entry, ignore_errors=True)
-    return None
+    return paths[0], json.loads(paths[1].read_text(encoding="utf-8"))
 
 
 def store_snapshot(entry: Path, produced: Path, libraries: list[dict]) -> Path:
-    """Move a fresh snapshot into its cache entry with its libraries and their SHA-256 (a temporary folder, then a rename)."""
-    staging = entry.with_name(f"{entry.name}.tmp-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    shutil.move(produced, staging / SNAPSHOT_FILE)
-    (staging / LIBRARIES_FILE).write_text(json.dumps(libraries, indent=1) + "\n", encoding="utf-8")
-    for name in (SNAPSHOT_FILE, LIBRARIES_FILE):
-        (staging / f"{name}.sha256").write_text(hash_file(staging / name) + "\n")
-    shutil.rmtree(entry, ignore_errors=True)
-    os.replace(staging, entry)
-    return entry / SNAPSHOT_FILE
+    """Move a fresh snapshot and its libraries into their cache entry, each with its SHA-256."""
+    listed = produced.with_name(LIBRARIES_FILE)
+    listed.write_text(json.dumps(libraries, indent=1) + "\n", encoding="utf-8")
+    return store_verified(entry, {SNAPSHOT_FILE: produced, LIBRARIES_FILE: listed})[0]
 
 
 def run_snapshot_program(pyodide_folder: Path, wheels: list[Path], pyodide_module: Path, scratch: Path) -> tuple[Path, dict]:
