@@ -381,9 +381,12 @@ def flatten_steps(timings: dict, prefix: str = "") -> dict[str, float]:
 
 
 def count_snapshot_sources(rounds: list[dict], visit_name: str) -> str:
-    """Where each round's snapshot came from on that visit: "download ×1, kept ×4" ("ninguna": none restored)."""
-    sources = [(((result[visit_name]["boot"].get("timings") or {}).get("snapshot") or {}).get("source") or "ninguna")
-               for result in rounds]
+    """Where each round's snapshot came from on that visit: "download ×1, kept ×4" ("ninguna": none restored).
+
+    A deck from before the device's copy restores only from the download.
+    """
+    snapshots = [((result[visit_name]["boot"].get("timings") or {}).get("snapshot") or {}) for result in rounds]
+    sources = [snapshot.get("source") or ("download" if snapshot.get("used") else "ninguna") for snapshot in snapshots]
     return ", ".join(f"{source} ×{sources.count(source)}" for source in sorted(set(sources)))
 
 

@@ -83,7 +83,8 @@ def test_the_summary_flattens_boot_steps_and_judges_the_targets():
     assert bench.median([3, None, 1, 2]) == 2 and bench.median([None]) is None
     visits = [{"warm": {"boot": {"timings": {"snapshot": {"source": source}}}}} for source in ("kept", "download", "kept")]
     visits.append({"warm": {"boot": {}}})
-    assert bench.count_snapshot_sources(visits, "warm") == "download ×1, kept ×2, ninguna ×1"
+    visits.append({"warm": {"boot": {"timings": {"snapshot": {"used": True}}}}})
+    assert bench.count_snapshot_sources(visits, "warm") == "download ×2, kept ×2, ninguna ×1"
 
 
 def test_the_pyodide_timing_starts_from_the_workers_own_warmup():
