@@ -95,9 +95,10 @@ export default {
     // How long a notice with «Entendido» stays (for example: no room to save outputs).
     noticeMs: 8000,
 
-    // Python's files are kept for use offline (offline.js) once Python has been
-    // ready this long with no cell running: reading and checking them (about
-    // 27 MB) never slows the first cells run after Python is ready.
+    // Python's files are kept for use offline (offline.js), and its memory
+    // snapshot on the device (python.js), once Python has been ready this long
+    // with no cell running: storing them (about 27 and 63 MB) never slows the
+    // first cells run after Python is ready.
     pythonCacheQuietMs: 2000,
 
     // The last run of an edited cell is saved with its edit (savedoutputs.js).

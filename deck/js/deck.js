@@ -56,6 +56,7 @@ class LiveDeck {
           baseUrl: deckBaseUrl,
           interruptGraceMs: settings.interruptGraceMs,
           bootStallMs: settings.bootStallMs,
+          keepQuietMs: settings.pythonCacheQuietMs,
         })
       : null;
     this.unavailableMessage = isFilePage ? FILE_PAGE_MESSAGE : isReceiver ? RECEIVER_MESSAGE : null;

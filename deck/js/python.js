@@ -65,10 +65,13 @@ export class PythonRuntime extends EventTarget {
   /**
    * interruptGraceMs: after Stop, how long a cell may take to notice the
    * interrupt before the worker is terminated instead; bootStallMs: a boot
-   * that shows no progress for this long has failed (config.js).
+   * that shows no progress for this long has failed; keepQuietMs: how long
+   * Python is quiet before the worker keeps its snapshot on the device
+   * (config.js).
    */
-  constructor({ workerUrl, baseUrl, interruptGraceMs, bootStallMs }) {
+  constructor({ workerUrl, baseUrl, interruptGraceMs, bootStallMs, keepQuietMs }) {
     super();
+    this.keepQuietMs = keepQuietMs;
     this.workerUrl = workerUrl;
     this.baseUrl = baseUrl;
     this.interruptGraceMs = interruptGraceMs;
@@ -89,7 +92,8 @@ export class PythonRuntime extends EventTarget {
     // after a browser's policy blocked the deck's own files in the worker.
     this.plainWorker = false;
     // Counters a person (or a test) can read: Reveal.getPlugin("dpdeck").python.stats.
-    this.stats = { boots: 0, streamMessages: 0, restarts: 0, interruptFallbacks: 0 };
+    // snapshotKept: whether the worker kept Python's snapshot on this device (null: not asked).
+    this.stats = { boots: 0, streamMessages: 0, restarts: 0, interruptFallbacks: 0, snapshotKept: null };
   }
 
   // ------------------------------------------------------------ lifecycle
@@ -147,6 +151,7 @@ export class PythonRuntime extends EventTarget {
         };
         this.setState(PYTHON_STATE.READY);
         this.pump();
+        if (result.timings.snapshot && result.timings.snapshot.keep) this.keepSnapshotWhenQuiet(generation);
       },
       (error) => {
         if (generation !== this.generation) return;
@@ -175,6 +180,30 @@ export class PythonRuntime extends EventTarget {
         if (generation === this.generation && this.worker) this.crash(GONE_MESSAGE);
       })
       .catch(() => {});
+  }
+
+  /**
+   * Python was restored from a downloaded snapshot: once it has been quiet
+   * for keepQuietMs, the worker keeps that snapshot on this device, and the
+   * next boot here reads it instead of downloading and inflating it
+   * (snapshot.js). Out of the way of the cells a person runs, like keeping
+   * Python's files offline.
+   */
+  keepSnapshotWhenQuiet(generation) {
+    this.afterQuiet(
+      this.keepQuietMs,
+      () => {
+        if (generation !== this.generation || !this.worker) return;
+        this.request(REQUEST.KEEP, {}).then(
+          ({ kept, reason }) => {
+            this.stats.snapshotKept = kept;
+            if (reason) console.warn(`dpdeck: la memoria de Python no quedó guardada en este dispositivo (${reason})`);
+          },
+          () => {},
+        );
+      },
+      { readyOnly: true },
+    );
   }
 
   /** Python broke or ended: the running cell says why (or the page does), and a new Python boots. */

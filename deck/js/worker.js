@@ -39,7 +39,17 @@ import {
 } from "./netguard.js";
 import { installWheels, unpackWheel } from "./wheels.js";
 import { drawWarmupFigure, importWarm } from "./warmup.js";
-import { AFTER_RESTORE_PY, SnapshotError, computeIntegrity, inflateSnapshot, restorePyodide } from "./snapshot.js";
+import {
+  AFTER_RESTORE_PY,
+  SNAPSHOT_SOURCE,
+  SnapshotError,
+  computeIntegrity,
+  fillSnapshot,
+  inflateSnapshot,
+  keepSnapshot,
+  openKeptSnapshot,
+  restorePyodide,
+} from "./snapshot.js";
 
 // This script's own URL (js/worker.js): a blob: worker is told it, since its
 // location is the blob's, which cannot resolve a relative URL.
@@ -52,6 +62,9 @@ const VIOLATION_WAIT_MS = 20;
 // Turns of the event loop a run waits after its cell, for what the cell left
 // to run right after it (see tellBlockedConnections).
 const CALLBACK_TURNS = 3;
+// The origin's storage (a copy of Python's snapshot is kept there), taken
+// before any cell runs; absent outside secure contexts.
+const deviceStorage = self.navigator ? self.navigator.storage : undefined;
 
 const state = {
   pyodide: null,
@@ -67,6 +80,9 @@ const state = {
   // step has started.
   downloads: 0,
   stepDownloads: 0,
+  // The inflated snapshot Python was restored from after a download, until
+  // the page asks for it to be kept on the device (REQUEST.KEEP).
+  snapshotToKeep: null,
 };
 
 // ---------------------------------------------------------------- messaging
@@ -492,6 +508,9 @@ async function boot(base) {
   const baseUrl = new URL(base, WORKER_URL);
   const timings = {};
   const bootStarted = performance.now();
+  // The device's copy of the snapshot is looked for at once: the first visit
+  // of a device takes a moment to open its storage.
+  const keptSnapshot = openKeptSnapshot(deviceStorage);
   let runtime;
   timings.runtime = await step(BOOT_STAGE.RUNTIME, async () => {
     runtime = await fetchJson(new URL("runtime.json", baseUrl), "runtime.json");
@@ -506,14 +525,28 @@ async function boot(base) {
   );
   wheel.catch(() => {});
 
-  // Python's memory snapshot (snapshot.js) downloads beside the wheels.
+  // Python's memory snapshot (snapshot.js): the device's copy, or downloaded beside the wheels.
   const marks = {};
   let snapshot = null;
   if (runtime.snapshot) {
     const bytes = new Uint8Array(runtime.snapshot.size);
-    snapshot = { bytes, ready: fetchSnapshot(runtime.snapshot, baseUrl, bytes, bootStarted, marks) };
+    snapshot = { bytes, source: null };
+    snapshot.ready = fillSnapshot({
+      target: bytes,
+      kept: keptSnapshot,
+      memoryIntegrity: runtime.snapshot.memoryIntegrity,
+      download: () => fetchSnapshot(runtime.snapshot, baseUrl, bytes, bootStarted, marks),
+      mark: (name) => {
+        marks[name] = Math.round(performance.now() - bootStarted);
+      },
+    }).then((source) => {
+      snapshot.source = source;
+      marks.filledAt = Math.round(performance.now() - bootStarted);
+    });
     snapshot.ready.catch(() => {});
     state.totalBytes = runtime.snapshot.bytes || state.totalBytes;
+  } else {
+    keptSnapshot.then((access) => access && access.close());
   }
   wheels.then(() => {
     marks.wheelsAt = Math.round(performance.now() - bootStarted);
@@ -534,7 +567,7 @@ async function boot(base) {
       try {
         const steps = {};
         state.pyodide = await restoreFromSnapshot(runtime.snapshot, snapshot, libraries, pyodideUrl, options, steps);
-        restored = { used: true, error: null, steps, marks };
+        restored = { used: true, error: null, source: snapshot.source, keep: false, steps, marks };
       } catch (error) {
         // Any mismatch (another Pyodide, a damaged or missing file…) costs
         // only the time tried: Python then starts from scratch.
@@ -597,6 +630,11 @@ async function boot(base) {
   state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);
   emitProgress();
   timings.total = Math.round(performance.now() - bootStarted);
+  // A download worth keeping on this device: the page asks for it once Python is quiet.
+  if (restored.used && snapshot.source === SNAPSHOT_SOURCE.DOWNLOAD && deviceStorage && runtime.snapshot.memoryIntegrity) {
+    state.snapshotToKeep = snapshot.bytes;
+    restored.keep = true;
+  }
   timings.snapshot = restored;
   return { result: { timings } };
 }
@@ -810,8 +848,24 @@ async function answerBoot({ base, interruptBuffer, lifeLock }) {
   }
 }
 
+// The snapshot Python was restored from, kept on this device for its next
+// boots (snapshot.js, «the device's copy»). Answers {kept} and, when the
+// storage refused, why (nothing to keep is not a failure).
+async function answerKeep() {
+  const bytes = state.snapshotToKeep;
+  state.snapshotToKeep = null;
+  if (!bytes) return { result: { kept: false } };
+  try {
+    await keepSnapshot(deviceStorage, bytes);
+    return { result: { kept: true } };
+  } catch (error) {
+    return { result: { kept: false, reason: String((error && error.message) || error) } };
+  }
+}
+
 const HANDLERS = {
   [REQUEST.BOOT]: answerBoot,
+  [REQUEST.KEEP]: answerKeep,
   [REQUEST.RUN]: async (payload) => run(payload),
   [REQUEST.CHECK]: async (payload) => check(payload),
   [REQUEST.LAB]: async (payload) => lab(payload),

@@ -380,6 +380,16 @@ def flatten_steps(timings: dict, prefix: str = "") -> dict[str, float]:
     return steps
 
 
+def count_snapshot_sources(rounds: list[dict], visit_name: str) -> str:
+    """Where each round's snapshot came from on that visit: "download ×1, kept ×4" ("ninguna": none restored).
+
+    A deck from before the device's copy restores only from the download.
+    """
+    snapshots = [((result[visit_name]["boot"].get("timings") or {}).get("snapshot") or {}) for result in rounds]
+    sources = [snapshot.get("source") or ("download" if snapshot.get("used") else "ninguna") for snapshot in snapshots]
+    return ", ".join(f"{source} ×{sources.count(source)}" for source in sorted(set(sources)))
+
+
 def print_table(header: tuple, rows: list[tuple]) -> None:
     cells = [tuple(str(cell) for cell in header)] + [tuple(str(cell) for cell in row) for row in rows]
     widths = [max(len(row[index]) for row in cells) for index in range(len(header))]
@@ -426,6 +436,9 @@ def summarize(sites: list[dict], results: dict[str, list[dict]], native: dict[st
     caches = [med(label, "cold", lambda v: v.get("wasm_code_cache")) for label in labels]
     print("\n  caché de código wasm en el perfil tras la 1.ª visita: "
           + ", ".join(f"{label} {kilobytes(value)}" for label, value in zip(labels, caches)))
+    for deck in decks:
+        print(f"  instantánea de Python en la 2.ª visita ({deck['label']}): "
+              + count_snapshot_sources(results[deck["label"]], "warm"))
 
     print("\nPasos del arranque según cada worker (ms, mediana)")
     for visit_name, title in (("cold", "primera visita"), ("warm", "segunda visita")):

@@ -17,6 +17,7 @@ snapshot cannot be restored.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -50,11 +51,12 @@ class Snapshot:
     integrity: str          # Subresource Integrity of the compressed file
     size: int               # bytes downloaded
     memory_size: int        # bytes once inflated (Pyodide's snapshot: header and memory)
+    memory_integrity: str   # Subresource Integrity of the inflated bytes (a device's kept copy must match)
     libraries: list[dict]   # [{file, path, memoryBase, tableBase}] in load order
 
     def describe(self) -> dict:
         return {"file": self.file, "integrity": self.integrity, "size": self.memory_size,
-                "libraries": self.libraries}
+                "memoryIntegrity": self.memory_integrity, "libraries": self.libraries}
 
 
 def list_wheels(out: Path, pyodide: ShippedPyodide, wheel: Path) -> list[Path]:
@@ -109,6 +111,15 @@ def measure_inflated(path: Path) -> int:
         return int.from_bytes(file.read(4), "little")
 
 
+def hash_inflated(path: Path) -> str:
+    """The SHA-256 (hex) of a gzip file's inflated bytes, read a megabyte at a time."""
+    digest = hashlib.sha256()
+    with gzip.open(path, "rb") as file:
+        while chunk := file.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def take_snapshot(out: Path, pyodide: ShippedPyodide, wheel: Path, *, cache: Path | None = None) -> Snapshot:
     """out/pyodide/python-snapshot.bin, from the cache or taken now; return what runtime.json says of it."""
     pyodide_folder = out / "pyodide"
@@ -131,4 +142,5 @@ def take_snapshot(out: Path, pyodide: ShippedPyodide, wheel: Path, *, cache: Pat
     target = pyodide_folder / SNAPSHOT_FILE
     shutil.copyfile(path, target)
     return Snapshot(file=f"{pyodide_folder.name}/{SNAPSHOT_FILE}", integrity=make_integrity(hash_file(target)),
-                    size=target.stat().st_size, memory_size=measure_inflated(target), libraries=libraries)
+                    size=target.stat().st_size, memory_size=measure_inflated(target),
+                    memory_integrity=make_integrity(hash_inflated(target)), libraries=libraries)

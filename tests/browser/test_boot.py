@@ -201,6 +201,71 @@ def test_a_snapshot_that_cannot_be_restored_costs_only_the_try(new_deck, cells_u
     assert "6" in text
 
 
+# ----------------------------------------------------------------- the device's copy of the snapshot
+
+KEPT_COPY_JS = """async () => {
+  const root = await navigator.storage.getDirectory();
+  const folder = await root.getDirectoryHandle('dpdeck');
+  const file = await (await folder.getFileHandle('python-snapshot.bin')).getFile();
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', await file.arrayBuffer()));
+  return {size: file.size, sha256: Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('')};
+}"""
+
+WRITE_COPY_JS = """async (size) => {
+  const root = await navigator.storage.getDirectory();
+  const folder = await root.getDirectoryHandle('dpdeck', {create: true});
+  const writable = await (await folder.getFileHandle('python-snapshot.bin', {create: true})).createWritable();
+  const bytes = new Uint8Array(size);
+  bytes.set(new TextEncoder().encode('otra memoria'));
+  await writable.write(bytes);
+  await writable.close();
+}"""
+
+KEPT = "() => Reveal.getPlugin('dpdeck').python.stats.snapshotKept === true"
+
+
+def shipped_memory(dist: Path) -> dict:
+    memory = gzip.decompress((dist / "pyodide" / "python-snapshot.bin").read_bytes())
+    return {"size": len(memory), "sha256": hashlib.sha256(memory).hexdigest()}
+
+
+def test_once_python_is_quiet_the_device_keeps_its_snapshot_and_the_next_boot_reads_it(new_deck, cells_url, cells_dist):
+    """The second boot on a device neither downloads nor inflates the snapshot (snapshot.js, «the device's copy»)."""
+    deck = new_deck(cells_url + "?autorun=0")
+    deck.wait_until_ready()
+    first = deck.python["timings"]["snapshot"]
+    assert (first["used"], first["source"], first["keep"]) == (True, "download", True), first
+    deck.page.wait_for_function(KEPT, timeout=BOOT_TIMEOUT_MS)
+    assert deck.page.evaluate(KEPT_COPY_JS) == shipped_memory(cells_dist)
+
+    context = deck.page.context
+    asked = []
+    # What the page and its workers ask for (the service worker may still be storing the deck for use offline).
+    context.on("request", lambda request: request.service_worker is None and asked.append(request.url))
+    again = DeckPage(context.new_page())
+    again.goto(cells_url + "?autorun=0")
+    again.wait_until_ready()
+    second = again.python["timings"]["snapshot"]
+    assert (second["used"], second["source"], second["keep"]) == (True, "kept", False), second
+    assert "downloadedAt" not in second["marks"] and "keptCheckedAt" in second["marks"]
+    assert not [url for url in asked if url.endswith("python-snapshot.bin")]
+    status, text = run_python(again, "import numpy as np\nprint(np.arange(4).sum())")
+    assert (status, text.strip()) == ("done", "6")
+
+
+def test_a_copy_that_is_not_the_build_s_is_never_restored_and_is_replaced(new_deck, cells_url, cells_dist):
+    """Another build's copy, or one changed on the device, fails its SHA-256: the boot downloads, then keeps the right one."""
+    deck = new_deck(cells_url + "runtime.json")
+    deck.page.evaluate(WRITE_COPY_JS, shipped_memory(cells_dist)["size"])
+    deck.goto(cells_url + "?autorun=0")
+    deck.wait_until_ready()
+    snapshot = deck.python["timings"]["snapshot"]
+    assert (snapshot["used"], snapshot["source"], snapshot["keep"]) == (True, "download", True), snapshot
+    assert "keptReadAt" in snapshot["marks"] and "downloadedAt" in snapshot["marks"]
+    deck.page.wait_for_function(KEPT, timeout=BOOT_TIMEOUT_MS)
+    assert deck.page.evaluate(KEPT_COPY_JS) == shipped_memory(cells_dist)
+
+
 # ----------------------------------------------------------------- first paint
 
 SLIDE_BOXES = """selector => Array.from(document.querySelector(selector).children, child => {

@@ -81,6 +81,10 @@ def test_the_summary_flattens_boot_steps_and_judges_the_targets():
         {"core": 900, "imports.numpy": 200}
     assert bench.ratio(500, 1000) == "0.50×" and bench.ratio(None, 1000) == "—" and bench.ratio(1, 0) == "—"
     assert bench.median([3, None, 1, 2]) == 2 and bench.median([None]) is None
+    visits = [{"warm": {"boot": {"timings": {"snapshot": {"source": source}}}}} for source in ("kept", "download", "kept")]
+    visits.append({"warm": {"boot": {}}})
+    visits.append({"warm": {"boot": {"timings": {"snapshot": {"used": True}}}}})
+    assert bench.count_snapshot_sources(visits, "warm") == "download ×2, kept ×2, ninguna ×1"
 
 
 def test_the_pyodide_timing_starts_from_the_workers_own_warmup():

@@ -10,6 +10,7 @@ and piece by piece under node (tests/js/test_snapshot.py).
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import shutil
 import zipfile
@@ -44,6 +45,8 @@ def test_runtime_json_describes_the_snapshot_the_deck_ships(dist_dir):
     memory = gzip.decompress(shipped.read_bytes())
     assert described["size"] == len(memory) == snapshots.measure_inflated(shipped)
     assert memory[:4] == PYODIDE_SNAPSHOT_MAGIC
+    # What a device's kept copy must hash to (Python's hashlib over Python's gzip: the independent reference).
+    assert described["memoryIntegrity"] == make_integrity(hashlib.sha256(memory).hexdigest())
     assert described["bytes"] == runtime["bytes"] + shipped.stat().st_size
     # Kept offline with Python's files, checked like them.
     groups = split_precache(json.loads((dist_dir / "manifest.json").read_text(encoding="utf-8"))["files"], runtime)

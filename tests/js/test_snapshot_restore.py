@@ -222,3 +222,154 @@ def test_a_failed_restore_leaves_pyodide_as_it_was_for_a_normal_boot():
     run = run_snapshot_js(RESTORE_JS, "true")
     assert run["outcome"] == "SnapshotError: falta a.so, que la instantánea necesita"
     assert run["restoredScope"] is True
+
+
+# ----------------------------------------------------------------- the device's copy
+
+# A stand-in for the origin's private file system (OPFS): folders and files by
+# name, NotFoundError for what is not there, synchronous access handles that
+# read a file's bytes and writable streams that replace them when closed.
+# It records what is asked of it, and can be told to fail a write.
+FAKE_STORAGE_JS = r"""
+function fakeStorage(files = {}, {failWrite = false} = {}) {
+  const log = [];
+  const notFound = (name) => Object.assign(new Error(`${name} no existe`), {name: 'NotFoundError'});
+  const fileHandle = (path) => ({
+    createSyncAccessHandle: async (options) => {
+      log.push(['open', path, options]);
+      const bytes = files[path];
+      return {
+        getSize: () => bytes.byteLength,
+        read: (target, {at}) => { const part = bytes.subarray(at, at + target.byteLength); target.set(part); return part.byteLength; },
+        close: () => log.push(['close', path]),
+      };
+    },
+    createWritable: async () => {
+      const chunks = [];
+      return {
+        write: async (data) => { if (failWrite) throw new Error('sin espacio'); chunks.push(Uint8Array.from(data)); },
+        close: async () => { files[path] = Buffer.concat(chunks); log.push(['written', path]); },
+        abort: async () => log.push(['aborted', path]),
+      };
+    },
+  });
+  const folder = (prefix) => ({
+    getDirectoryHandle: async (name, {create = false} = {}) => {
+      const path = prefix + name + '/';
+      if (!create && !Object.keys(files).some((key) => key.startsWith(path))) throw notFound(name);
+      return folder(path);
+    },
+    getFileHandle: async (name, {create = false} = {}) => {
+      const path = prefix + name;
+      if (!(path in files) && !create) throw notFound(name);
+      return fileHandle(path);
+    },
+  });
+  return {storage: {getDirectory: async () => folder('')}, files, log};
+}
+"""
+
+FILL_JS = r"""
+const fs = require('node:fs');
+const {fillSnapshot, openKeptSnapshot, computeIntegrity, KEPT_SNAPSHOT} = deckModule.exports;
+const [keptPath, downloadedPath, integrityPath, options] = process.argv.slice(1);
+const {withIntegrity} = JSON.parse(options);
+const downloaded = fs.readFileSync(downloadedPath);
+const path = `${KEPT_SNAPSHOT.DIRECTORY}/${KEPT_SNAPSHOT.FILE}`;
+const {storage, log} = fakeStorage(keptPath ? {[path]: fs.readFileSync(keptPath)} : {});
+const target = new Uint8Array(downloaded.byteLength);
+const marks = [];
+let downloads = 0;
+(async () => {
+  const memoryIntegrity = withIntegrity ? await computeIntegrity(new Uint8Array(fs.readFileSync(integrityPath))) : undefined;
+  const source = await fillSnapshot({
+    target, kept: openKeptSnapshot(storage), memoryIntegrity,
+    download: async () => { downloads += 1; target.set(downloaded); },
+    mark: (name) => marks.push(name),
+  });
+  print({source, downloads, marks, log, same: Buffer.from(target).equals(downloaded)});
+})().catch((error) => print({error: describe(error)}));
+"""
+
+KEPT_PATH = ["dpdeck/python-snapshot.bin"]
+
+
+def fill(tmp_path: Path, kept: bytes | None, *, with_integrity: bool = True) -> dict:
+    """Fill a buffer of MEMORY's size from a device whose copy is `kept` (None: no copy); the download gives MEMORY."""
+    (tmp_path / "descarga.bin").write_bytes(MEMORY)
+    (tmp_path / "construccion.bin").write_bytes(MEMORY)
+    kept_path = ""
+    if kept is not None:
+        kept_path = str(tmp_path / "copia.bin")
+        Path(kept_path).write_bytes(kept)
+    return run_snapshot_js(FAKE_STORAGE_JS + FILL_JS, kept_path, str(tmp_path / "descarga.bin"),
+                           str(tmp_path / "construccion.bin"), json.dumps({"withIntegrity": with_integrity}))
+
+
+def test_the_device_s_copy_is_used_instead_of_a_download_when_it_is_the_build_s(tmp_path):
+    run = fill(tmp_path, MEMORY)
+    assert run["source"] == "kept" and run["downloads"] == 0 and run["same"] is True
+    assert run["marks"] == ["keptFoundAt", "keptReadAt", "keptCheckedAt"]
+    # Opened read only (two tabs may read it at once) and closed once read.
+    assert run["log"] == [["open", *KEPT_PATH, {"mode": "read-only"}], ["close", *KEPT_PATH]]
+
+
+@pytest.mark.parametrize("kept", [
+    MEMORY[:-1] + b"X",            # the same size, another content
+    MEMORY[:-1],                   # cut short
+    MEMORY + b"mas",               # longer
+], ids=["cambiada", "cortada", "mas-larga"])
+def test_a_copy_that_is_not_the_build_s_snapshot_is_never_used(tmp_path, kept):
+    run = fill(tmp_path, kept)
+    assert run["source"] == "download" and run["downloads"] == 1
+    assert run["same"] is True
+    assert run["log"][-1] == ["close", *KEPT_PATH]
+
+
+def test_without_a_copy_or_the_build_s_checksum_the_snapshot_is_downloaded(tmp_path):
+    without_copy = fill(tmp_path, None)
+    assert (without_copy["source"], without_copy["downloads"], without_copy["log"]) == ("download", 1, [])
+    # A runtime.json without memoryIntegrity (nothing to check a copy against): the copy is left alone.
+    unchecked = fill(tmp_path, MEMORY, with_integrity=False)
+    assert (unchecked["source"], unchecked["downloads"]) == ("download", 1)
+    assert unchecked["log"] == [["open", *KEPT_PATH, {"mode": "read-only"}], ["close", *KEPT_PATH]]
+
+
+NO_OPFS_JS = r"""
+const {openKeptSnapshot} = deckModule.exports;
+Promise.all([
+  openKeptSnapshot(undefined),
+  openKeptSnapshot({}),
+  openKeptSnapshot({getDirectory: async () => { throw new Error('SecurityError'); }}),
+]).then((handles) => print(handles));
+"""
+
+
+def test_a_device_without_a_private_file_system_has_no_copy():
+    assert run_snapshot_js(NO_OPFS_JS) == [None, None, None]
+
+
+KEEP_JS = r"""
+const {keepSnapshot, openKeptSnapshot} = deckModule.exports;
+const [failWrite] = process.argv.slice(1).map(JSON.parse);
+const {storage, files, log} = fakeStorage({}, {failWrite});
+const memory = new TextEncoder().encode('memoria de Python');
+keepSnapshot(storage, memory).then(async () => {
+  const access = await openKeptSnapshot(storage);
+  const back = new Uint8Array(access.getSize());
+  access.read(back, {at: 0});
+  print({kept: new TextDecoder().decode(back), files: Object.keys(files), log});
+}, (error) => print({error: describe(error), files: Object.keys(files), log}));
+"""
+
+
+def test_keeping_writes_the_snapshot_where_the_next_boot_looks_for_it():
+    run = run_snapshot_js(FAKE_STORAGE_JS + KEEP_JS, "false")
+    assert run["kept"] == "memoria de Python"
+    assert run["files"] == KEPT_PATH
+    assert run["log"][0] == ["written", *KEPT_PATH]
+
+
+def test_a_write_the_storage_refuses_leaves_no_copy_and_says_why():
+    run = run_snapshot_js(FAKE_STORAGE_JS + KEEP_JS, "true")
+    assert run == {"error": "Error: sin espacio", "files": [], "log": [["aborted", *KEPT_PATH]]}
