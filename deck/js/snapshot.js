@@ -133,8 +133,8 @@ export async function computeIntegrity(bytes) {
 // quiet again. Where there is no OPFS (an http:// address other than
 // localhost), every boot downloads the snapshot.
 
-/** Where the copy lives in the origin's private file system. */
-export const KEPT_SNAPSHOT = Object.freeze({ DIRECTORY: "dpdeck", FILE: "python-snapshot.bin" });
+/** The copy's name in the origin's private file system (at its root: one step less to find it). */
+export const KEPT_SNAPSHOT = Object.freeze({ FILE: "dpdeck-python-snapshot.bin" });
 /** Where a restored snapshot came from (timings.snapshot.source). */
 export const SNAPSHOT_SOURCE = Object.freeze({ KEPT: "kept", DOWNLOAD: "download" });
 
@@ -147,8 +147,7 @@ export async function openKeptSnapshot(storage) {
   try {
     if (!storage || typeof storage.getDirectory !== "function") return null;
     const root = await storage.getDirectory();
-    const folder = await root.getDirectoryHandle(KEPT_SNAPSHOT.DIRECTORY);
-    const file = await folder.getFileHandle(KEPT_SNAPSHOT.FILE);
+    const file = await root.getFileHandle(KEPT_SNAPSHOT.FILE);
     if (typeof file.createSyncAccessHandle !== "function") return null;
     return await file.createSyncAccessHandle({ mode: "read-only" });
   } catch {
@@ -204,8 +203,7 @@ export async function fillSnapshot({ target, kept, memoryIntegrity, download, ma
  */
 export async function keepSnapshot(storage, bytes) {
   const root = await storage.getDirectory();
-  const folder = await root.getDirectoryHandle(KEPT_SNAPSHOT.DIRECTORY, { create: true });
-  const file = await folder.getFileHandle(KEPT_SNAPSHOT.FILE, { create: true });
+  const file = await root.getFileHandle(KEPT_SNAPSHOT.FILE, { create: true });
   const writable = await file.createWritable();
   try {
     await writable.write(bytes);

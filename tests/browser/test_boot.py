@@ -205,16 +205,14 @@ def test_a_snapshot_that_cannot_be_restored_costs_only_the_try(new_deck, cells_u
 
 KEPT_COPY_JS = """async () => {
   const root = await navigator.storage.getDirectory();
-  const folder = await root.getDirectoryHandle('dpdeck');
-  const file = await (await folder.getFileHandle('python-snapshot.bin')).getFile();
+  const file = await (await root.getFileHandle('dpdeck-python-snapshot.bin')).getFile();
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', await file.arrayBuffer()));
   return {size: file.size, sha256: Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('')};
 }"""
 
 WRITE_COPY_JS = """async (size) => {
   const root = await navigator.storage.getDirectory();
-  const folder = await root.getDirectoryHandle('dpdeck', {create: true});
-  const writable = await (await folder.getFileHandle('python-snapshot.bin', {create: true})).createWritable();
+  const writable = await (await root.getFileHandle('dpdeck-python-snapshot.bin', {create: true})).createWritable();
   const bytes = new Uint8Array(size);
   bytes.set(new TextEncoder().encode('otra memoria'));
   await writable.write(bytes);

@@ -275,7 +275,7 @@ const {fillSnapshot, openKeptSnapshot, computeIntegrity, KEPT_SNAPSHOT} = deckMo
 const [keptPath, downloadedPath, integrityPath, options] = process.argv.slice(1);
 const {withIntegrity} = JSON.parse(options);
 const downloaded = fs.readFileSync(downloadedPath);
-const path = `${KEPT_SNAPSHOT.DIRECTORY}/${KEPT_SNAPSHOT.FILE}`;
+const path = KEPT_SNAPSHOT.FILE;
 const {storage, log} = fakeStorage(keptPath ? {[path]: fs.readFileSync(keptPath)} : {});
 const target = new Uint8Array(downloaded.byteLength);
 const marks = [];
@@ -291,7 +291,7 @@ let downloads = 0;
 })().catch((error) => print({error: describe(error)}));
 """
 
-KEPT_PATH = ["dpdeck/python-snapshot.bin"]
+KEPT_PATH = ["dpdeck-python-snapshot.bin"]
 
 
 def fill(tmp_path: Path, kept: bytes | None, *, with_integrity: bool = True) -> dict:
