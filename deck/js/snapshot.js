@@ -126,7 +126,7 @@ export async function computeIntegrity(bytes) {
 // After a device's first restore, the worker keeps the inflated snapshot in
 // the origin's private file system (OPFS) once Python has been quiet a while
 // (the page asks: the `keep` request). A later boot reads it back (about
-// 50 ms, then 100 to 150 ms to check it) instead of downloading 16 MB and inflating
+// 50 ms, then 100 to 160 ms to check it) instead of downloading 16 MB and inflating
 // them into 63 MB, which took the worker about a third of a second on a
 // two-core laptop, beside everything else it does. The copy is used only if
 // its SHA-256 is the build's (runtime.json's `memoryIntegrity`): a copy of

@@ -458,10 +458,10 @@ function installLazyPackages(pyodide, runtime, baseUrl, sitePackages) {
 // The snapshot, inflated into `target` as it downloads, and checked against
 // its SHA-256 before anything uses it (a fetch with `integrity` would hold
 // the whole file back until it is checked, and only then let it be
-// inflated); `marks` gets when each was done (ms after `since`). Unlike the
+// inflated); `mark(name)` notes when each was done. Unlike the
 // boot's other files, one that fails to arrive does not fail the boot:
 // Python then starts from scratch.
-async function fetchSnapshot(description, baseUrl, target, since, marks) {
+async function fetchSnapshot(description, baseUrl, target, mark) {
   const url = checkUrl(new URL(description.file, baseUrl));
   let response;
   try {
@@ -472,11 +472,11 @@ async function fetchSnapshot(description, baseUrl, target, since, marks) {
   }
   const [inflating, checking] = response.body.tee();
   const downloaded = readStreamCounted(checking).then((bytes) => {
-    marks.downloadedAt = Math.round(performance.now() - since);
+    mark("downloadedAt");
     return bytes;
   });
   const [, compressed] = await Promise.all([inflateSnapshot(inflating, target), downloaded]);
-  marks.inflatedAt = Math.round(performance.now() - since);
+  mark("inflatedAt");
   if ((await computeIntegrity(compressed)) !== description.integrity) {
     throw new SnapshotError(`${displayPath(url)} no coincide con su SHA-256`);
   }
@@ -526,7 +526,11 @@ async function boot(base) {
   wheel.catch(() => {});
 
   // Python's memory snapshot (snapshot.js): the device's copy, or downloaded beside the wheels.
+  // `marks`: when each of its steps was done (ms since the boot started).
   const marks = {};
+  const mark = (name) => {
+    marks[name] = Math.round(performance.now() - bootStarted);
+  };
   let snapshot = null;
   if (runtime.snapshot) {
     const bytes = new Uint8Array(runtime.snapshot.size);
@@ -535,25 +539,19 @@ async function boot(base) {
       target: bytes,
       kept: keptSnapshot,
       memoryIntegrity: runtime.snapshot.memoryIntegrity,
-      download: () => fetchSnapshot(runtime.snapshot, baseUrl, bytes, bootStarted, marks),
-      mark: (name) => {
-        marks[name] = Math.round(performance.now() - bootStarted);
-      },
+      download: () => fetchSnapshot(runtime.snapshot, baseUrl, bytes, mark),
+      mark,
     }).then((source) => {
       snapshot.source = source;
-      marks.filledAt = Math.round(performance.now() - bootStarted);
+      mark("filledAt");
     });
     snapshot.ready.catch(() => {});
     state.totalBytes = runtime.snapshot.bytes || state.totalBytes;
   } else {
     keptSnapshot.then((access) => access && access.close());
   }
-  wheels.then(() => {
-    marks.wheelsAt = Math.round(performance.now() - bootStarted);
-  }, () => {});
-  libraries.then(() => {
-    marks.librariesAt = Math.round(performance.now() - bootStarted);
-  }, () => {});
+  wheels.then(() => mark("wheelsAt"), () => {});
+  libraries.then(() => mark("librariesAt"), () => {});
   let restored = { used: false, error: snapshot ? null : "el mazo no trae instantánea" };
 
   timings.core = await step(BOOT_STAGE.CORE, async () => {

@@ -33,14 +33,15 @@ from .paths import CACHE, ROOT, display_path, locate_npm_package
 from .pyodide import ShippedPyodide, make_integrity
 
 SNAPSHOT_FILE = "python-snapshot.bin"
-LIBRARIES_FILE = "libraries.json"
+# Beside the snapshot in its cache entry: {libraries, memorySha256} (what runtime.json says of it).
+DESCRIPTION_FILE = "snapshot.json"
 NODE_PROGRAM = NODE_SCRIPTS / "snapshot.mjs"
 DECK_SCRIPTS = ROOT / "deck" / "js"
 # The worker's own modules the snapshot is taken with: part of the cache key.
 DECK_MODULES = ("wheels.js", "snapshot.js", "warmup.js")
 # The shipped Pyodide files the snapshot's interpreter starts from.
 PYODIDE_FILES = ("pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
-CACHE_VERSION = b"dpdeck-snapshot-v1"
+CACHE_VERSION = b"dpdeck-snapshot-v2"
 
 
 @dataclass(frozen=True)
@@ -74,9 +75,9 @@ def make_cache_key(pyodide_folder: Path, wheels: list[Path], pyodide_module: Pat
     return digest.hexdigest()
 
 
-def lookup_snapshot(entry: Path) -> tuple[Path, list[dict]] | None:
-    """The cached snapshot and its libraries, both checked against their recorded SHA-256; damage drops the entry."""
-    paths, damaged = lookup_verified(entry, (SNAPSHOT_FILE, LIBRARIES_FILE))
+def lookup_snapshot(entry: Path) -> tuple[Path, dict] | None:
+    """The cached snapshot and its description, both checked against their recorded SHA-256; damage drops the entry."""
+    paths, damaged = lookup_verified(entry, (SNAPSHOT_FILE, DESCRIPTION_FILE))
     if damaged:
         print(f"  ! {display_path(entry)} está dañada; se vuelve a tomar la instantánea", flush=True)
     if paths is None:
@@ -85,10 +86,15 @@ def lookup_snapshot(entry: Path) -> tuple[Path, list[dict]] | None:
 
 
 def store_snapshot(entry: Path, produced: Path, libraries: list[dict]) -> Path:
-    """Move a fresh snapshot and its libraries into their cache entry, each with its SHA-256."""
-    listed = produced.with_name(LIBRARIES_FILE)
-    listed.write_text(json.dumps(libraries, indent=1) + "\n", encoding="utf-8")
-    return store_verified(entry, {SNAPSHOT_FILE: produced, LIBRARIES_FILE: listed})[0]
+    """Move a fresh snapshot and its description into their cache entry, each with its SHA-256.
+
+    The inflated memory's SHA-256 is computed here, once per snapshot taken,
+    not on every build that reuses it.
+    """
+    described = produced.with_name(DESCRIPTION_FILE)
+    description = {"libraries": libraries, "memorySha256": hash_inflated(produced)}
+    described.write_text(json.dumps(description, indent=1) + "\n", encoding="utf-8")
+    return store_verified(entry, {SNAPSHOT_FILE: produced, DESCRIPTION_FILE: described})[0]
 
 
 def run_snapshot_program(pyodide_folder: Path, wheels: list[Path], pyodide_module: Path, scratch: Path) -> tuple[Path, dict]:
@@ -138,9 +144,10 @@ def take_snapshot(out: Path, pyodide: ShippedPyodide, wheel: Path, *, cache: Pat
         cached = lookup_snapshot(entry)
         if cached is None:
             raise BuildError(f"la instantánea recién tomada en {display_path(entry)} no se puede leer")
-    path, libraries = cached
+    path, description = cached
     target = pyodide_folder / SNAPSHOT_FILE
     shutil.copyfile(path, target)
     return Snapshot(file=f"{pyodide_folder.name}/{SNAPSHOT_FILE}", integrity=make_integrity(hash_file(target)),
                     size=target.stat().st_size, memory_size=measure_inflated(target),
-                    memory_integrity=make_integrity(hash_inflated(target)), libraries=libraries)
+                    memory_integrity=make_integrity(description["memorySha256"]),
+                    libraries=description["libraries"])

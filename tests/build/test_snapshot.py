@@ -99,7 +99,7 @@ def test_the_cache_is_verified_on_every_hit_and_a_damaged_entry_is_taken_again(d
     assert snapshots.take_snapshot(out, shipped_pyodide(runtime), wheel, cache=cache) == first
     monkeypatch.undo()
     [entry] = [path for path in cache.iterdir() if path.is_dir()]
-    stored = entry / snapshots.LIBRARIES_FILE
+    stored = entry / snapshots.DESCRIPTION_FILE
     stored.write_text(stored.read_text(encoding="utf-8").replace('"memoryBase": ', '"memoryBase": 1'), encoding="utf-8")
     # A damaged entry is dropped (and the snapshot taken again, as the first time).
     assert snapshots.lookup_snapshot(entry) is None
