@@ -37,8 +37,8 @@ import {
   takeRefusals,
   takeViolations,
 } from "./netguard.js";
-import { installWheels, unpackWheel } from "./wheels.js";
-import { drawWarmupFigure, importWarm } from "./warmup.js";
+import { FORGET_LISTINGS_PY, forgetListings, installWheels, unpackWheel } from "./wheels.js";
+import { drawWarmupFigure, importWarm, warmRestoredPython } from "./warmup.js";
 import {
   AFTER_RESTORE_PY,
   SNAPSHOT_SOURCE,
@@ -358,8 +358,7 @@ async function step(name, action) {
 // lazyPackages): the first import of one of them fetches its wheel
 // synchronously (a worker may), checks its SHA-256 and unpacks it into
 // site-packages. Run once, in a namespace of its own.
-const LAZY_PACKAGES_PY = `
-import importlib
+const LAZY_PACKAGES_PY = `${FORGET_LISTINGS_PY}
 import sys
 
 import js
@@ -401,7 +400,7 @@ class LazyPackages:
             raise ImportError(f"{package['url']} no es el archivo que espera runtime.json (SHA-256)")
         with zipfile.ZipFile(io.BytesIO(data)) as wheel:
             wheel.extractall(self.site_packages)
-        importlib.invalidate_caches()
+        forget_listings()
 
 
 def install_lazy_packages(packages, site_packages):
@@ -598,7 +597,7 @@ async function boot(base) {
   timings.wheel = await step(BOOT_STAGE.WHEEL, async () => {
     await installWheels(pyodide, [await wheel], sitePackages);
     installLazyPackages(pyodide, runtime, baseUrl, sitePackages);
-    pyodide.pyimport("importlib").invalidate_caches();
+    forgetListings(pyodide);
   });
 
   // Importing here, before "ready", makes the first run as fast as the next ones.
@@ -613,9 +612,9 @@ async function boot(base) {
       timings.imports[name] = milliseconds;
     });
     const started = performance.now();
-    const runCell = drawWarmupFigure(pyodide);
+    const runCell = restored.used ? warmRestoredPython(pyodide) : drawWarmupFigure(pyodide);
     runCell.callKwargs(FIRST_JS_ERRORS_CELL, { cell_id: "arranque" }).destroy();
-    timings.imports.firstFigure = Math.round(performance.now() - started);
+    timings.imports.warmupCells = Math.round(performance.now() - started);
     state.runCell = runCell;
   });
   gc.freeze();

@@ -280,14 +280,16 @@ PYODIDE_REPEATS = 3
 
 
 def read_worker_warmup(source: str | None = None) -> tuple[list[str], str]:
-    """The worker's warm-up as deck/js/warmup.js writes it: (WARM_IMPORTS, WARMUP_CELL)."""
+    """The worker's warm-up from scratch as deck/js/warmup.js writes it: (WARM_IMPORTS, PYPLOT_CELL + WARMUP_CELL)."""
     text = WARMUP_SOURCE.read_text(encoding="utf-8") if source is None else source
     imports = re.search(r"^export const WARM_IMPORTS = (\[.*?\]);", text, re.MULTILINE | re.DOTALL)
-    cell = re.search(r"^export const WARMUP_CELL = `(.*?)`;", text, re.MULTILINE | re.DOTALL)
-    if imports is None or cell is None:
-        raise BuildError(f"{WARMUP_SOURCE}: no se encontró WARM_IMPORTS o WARMUP_CELL (el arranque del worker)")
-    # A template literal without substitutions: only its backslash escapes to undo.
-    return json.loads(imports[1]), re.sub(r"\\(.)", r"\1", cell[1])
+    cells = [re.search(rf"^export const {name} = `(.*?)`;", text, re.MULTILINE | re.DOTALL)
+             for name in ("PYPLOT_CELL", "WARMUP_CELL")]
+    if imports is None or None in cells:
+        raise BuildError(f"{WARMUP_SOURCE}: no se encontró WARM_IMPORTS, PYPLOT_CELL o WARMUP_CELL"
+                         " (el arranque del worker)")
+    # Template literals without substitutions: only their backslash escapes to undo.
+    return json.loads(imports[1]), "".join(re.sub(r"\\(.)", r"\1", cell[1]) for cell in cells)
 
 
 def time_cells_in_pyodide(dist: Path, cells: list[dict], *, repeats: int = PYODIDE_REPEATS) -> dict[str, dict]:

@@ -92,8 +92,10 @@ def test_the_pyodide_timing_starts_from_the_workers_own_warmup():
     assert imports.index("dpdeck.cellrun") < imports.index("matplotlib.pyplot")
     assert "plt.subplots()" in cell and r"$\varepsilon = 1$" in cell
     compile(cell, "<arranque>", "exec")
-    worker = 'export const WARM_IMPORTS = ["numpy"];\nexport const WARMUP_CELL = `\nx = r"\\\\alpha"\n`;\n'
-    assert bench.read_worker_warmup(worker) == (["numpy"], '\nx = r"\\alpha"\n')
+    assert cell.index("plt.subplots()") < cell.index("draw_warmup_figure()")
+    worker = ('export const WARM_IMPORTS = ["numpy"];\nexport const WARMUP_CELL = `\nx = r"\\\\alpha"\n`;\n'
+              'export const PYPLOT_CELL = `\nimport math\n`;\n')
+    assert bench.read_worker_warmup(worker) == (["numpy"], '\nimport math\n\nx = r"\\alpha"\n')
 
 
 def print_cell_times(title: str, rows: list[tuple[str, str]]) -> None:

@@ -204,3 +204,63 @@ def test_a_corrupt_deflate_stream_is_an_error_not_a_wrong_file(tmp_path):
     archive.write_bytes(bytes(data))
     [result] = run_wheels_js([("roto-1.0-py3-none-any.whl", archive)])["results"]
     assert result.get("error", "").startswith("WheelError: roto-1.0-py3-none-any.whl: a.py no se puede descomprimir (")
+
+
+# ---------------------------------------------------------------- forgetting the listings
+
+def read_forget_listings_py() -> str:
+    result = run_with_module(WHEELS_JS, "process.stdout.write(deckModule.exports.FORGET_LISTINGS_PY);")
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+FORGET_CHECK_PY = r"""
+import importlib
+import os
+import sys
+import zipfile
+import zipimport
+
+folder, archive, forget = sys.argv[1:4]
+with zipfile.ZipFile(archive, "w") as zipped:
+    zipped.writestr("zipped_module.py", "VALUE = 1\n")
+sys.path[:0] = [folder, archive]
+import zipped_module  # the zip importer lists the archive once
+
+try:
+    import late_module
+except ImportError:
+    pass
+# A module written after the folder was listed, within the same mtime: the finder would not look again.
+listed = os.stat(folder).st_mtime_ns
+with open(os.path.join(folder, "late_module.py"), "w") as file:
+    file.write("VALUE = 2\n")
+os.utime(folder, ns=(listed, listed))
+
+zip_reads = []
+original = zipimport.zipimporter.invalidate_caches
+zipimport.zipimporter.invalidate_caches = lambda self: (zip_reads.append(self.archive), original(self))[1]
+if forget == "forget":
+    namespace = {}
+    exec(sys.stdin.read(), namespace)
+    namespace["forget_listings"]()
+try:
+    import late_module
+    print("found", late_module.VALUE, len(zip_reads))
+except ImportError:
+    print("missing", len(zip_reads))
+"""
+
+
+@pytest.mark.parametrize("forget, expected", [("forget", "found 2 0"), ("keep", "missing 0")])
+def test_forgetting_the_listings_finds_new_files_without_reading_the_zip_again(tmp_path, forget, expected):
+    # The «keep» case shows the finder's stale listing that forget_listings() must clear.
+    import subprocess
+    import sys
+
+    folder = tmp_path / "site-packages"
+    folder.mkdir()
+    process = subprocess.run([sys.executable, "-c", FORGET_CHECK_PY, str(folder), str(tmp_path / "stdlib.zip"), forget],
+                             input=read_forget_listings_py(), capture_output=True, text=True, cwd=tmp_path)
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.split("\n")[0] == expected

@@ -63,7 +63,7 @@ function openFiles(FS) {
 
 async function main() {
   const { loadPyodide } = await import(pathToFileURL(job.pyodideModule).href);
-  const { installWheels, unpackWheel } = await importScript("wheels.js");
+  const { forgetListings, installWheels, unpackWheel } = await importScript("wheels.js");
   const { BEFORE_SNAPSHOT_PY, loadRecordingLibraries } = await importScript("snapshot.js");
   const { drawWarmupFigure, importWarm } = await importScript("warmup.js");
 
@@ -83,7 +83,7 @@ async function main() {
   }
   await installWheels(pyodide, wheels, sitePackages, { loadLibraries: false, recordPackages: false });
   const libraries = await loadRecordingLibraries(pyodide, wheels, sitePackages);
-  pyodide.pyimport("importlib").invalidate_caches();
+  forgetListings(pyodide);
 
   importWarm(pyodide);
   drawWarmupFigure(pyodide).destroy();
