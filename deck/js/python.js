@@ -92,7 +92,7 @@ export class PythonRuntime extends EventTarget {
     // after a browser's policy blocked the deck's own files in the worker.
     this.plainWorker = false;
     // Counters a person (or a test) can read: Reveal.getPlugin("dpdeck").python.stats.
-    // snapshotKept: whether the worker kept Python's snapshot on this device (null: not asked).
+    // snapshotKept: whether the worker kept Python's snapshot and packages on this device (null: not asked).
     this.stats = { boots: 0, streamMessages: 0, restarts: 0, interruptFallbacks: 0, snapshotKept: null };
   }
 
@@ -151,7 +151,8 @@ export class PythonRuntime extends EventTarget {
         };
         this.setState(PYTHON_STATE.READY);
         this.pump();
-        if (result.timings.snapshot && result.timings.snapshot.keep) this.keepSnapshotWhenQuiet(generation);
+        const { snapshot, packagesCopy } = result.timings;
+        if ((snapshot && snapshot.keep) || (packagesCopy && packagesCopy.keep)) this.keepCopiesWhenQuiet(generation);
       },
       (error) => {
         if (generation !== this.generation) return;
@@ -183,13 +184,13 @@ export class PythonRuntime extends EventTarget {
   }
 
   /**
-   * Python was restored from a downloaded snapshot: once it has been quiet
-   * for keepQuietMs, the worker keeps that snapshot on this device, and the
-   * next boot here reads it instead of downloading and inflating it
-   * (snapshot.js). Out of the way of the cells a person runs, like keeping
-   * Python's files offline.
+   * Python was restored from a downloaded snapshot, or its packages were
+   * downloaded: once it has been quiet for keepQuietMs, the worker keeps them
+   * on this device, and the next boot here reads them instead of downloading
+   * and inflating them (snapshot.js, packagecopy.js). Out of the way of the
+   * cells a person runs, like keeping Python's files offline.
    */
-  keepSnapshotWhenQuiet(generation) {
+  keepCopiesWhenQuiet(generation) {
     this.afterQuiet(
       this.keepQuietMs,
       () => {
@@ -197,7 +198,9 @@ export class PythonRuntime extends EventTarget {
         this.request(REQUEST.KEEP, {}).then(
           ({ kept, reason }) => {
             this.stats.snapshotKept = kept;
-            if (reason) console.warn(`dpdeck: la memoria de Python no quedó guardada en este dispositivo (${reason})`);
+            if (reason) {
+              console.warn(`dpdeck: la memoria o los paquetes de Python no quedaron guardados en este dispositivo (${reason})`);
+            }
           },
           () => {},
         );

@@ -144,11 +144,19 @@ export const SNAPSHOT_SOURCE = Object.freeze({ KEPT: "kept", DOWNLOAD: "download
  * only: two tabs may read it at once), or null: no copy, or no OPFS here.
  * `storage` is the worker's navigator.storage.
  */
-export async function openKeptSnapshot(storage) {
+export function openKeptSnapshot(storage) {
+  return openKeptFile(storage, KEPT_SNAPSHOT.FILE);
+}
+
+/**
+ * A file the worker keeps on the device (at the root of the origin's private
+ * file system) opened for reading, as openKeptSnapshot; null if there is none.
+ */
+export async function openKeptFile(storage, name) {
   try {
     if (!storage || typeof storage.getDirectory !== "function") return null;
     const root = await storage.getDirectory();
-    const file = await root.getFileHandle(KEPT_SNAPSHOT.FILE);
+    const file = await root.getFileHandle(name);
     if (typeof file.createSyncAccessHandle !== "function") return null;
     return await file.createSyncAccessHandle({ mode: "read-only" });
   } catch {
@@ -202,12 +210,17 @@ export async function fillSnapshot({ target, kept, memoryIntegrity, download, ma
  * so a reader never sees half a copy. Throws what the storage throws (no
  * room, another tab writing).
  */
-export async function keepSnapshot(storage, bytes) {
+export function keepSnapshot(storage, bytes) {
+  return keepFile(storage, KEPT_SNAPSHOT.FILE, [bytes]);
+}
+
+/** Writes `parts` (byte arrays, in order) as the kept file `name`, whole or not at all, as keepSnapshot. */
+export async function keepFile(storage, name, parts) {
   const root = await storage.getDirectory();
-  const file = await root.getFileHandle(KEPT_SNAPSHOT.FILE, { create: true });
+  const file = await root.getFileHandle(name, { create: true });
   const writable = await file.createWritable();
   try {
-    await writable.write(bytes);
+    for (const part of parts) await writable.write(part);
     await writable.close();
   } catch (error) {
     await writable.abort().catch(() => {});

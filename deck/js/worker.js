@@ -38,6 +38,14 @@ import {
   takeViolations,
 } from "./netguard.js";
 import { FORGET_LISTINGS_PY, forgetListings, installWheels, unpackWheel } from "./wheels.js";
+import {
+  KEPT_PACKAGES,
+  PACKAGES_SOURCE,
+  composePackagesCopy,
+  keepPackages,
+  listLibraries,
+  readKeptPackages,
+} from "./packagecopy.js";
 import { drawWarmupFigure, importWarm, warmRestoredPython } from "./warmup.js";
 import {
   AFTER_RESTORE_PY,
@@ -47,6 +55,7 @@ import {
   fillSnapshot,
   inflateSnapshot,
   keepSnapshot,
+  openKeptFile,
   openKeptSnapshot,
   restorePyodide,
 } from "./snapshot.js";
@@ -80,9 +89,11 @@ const state = {
   // step has started.
   downloads: 0,
   stepDownloads: 0,
-  // The inflated snapshot Python was restored from after a download, until
-  // the page asks for it to be kept on the device (REQUEST.KEEP).
+  // The inflated snapshot Python was restored from after a download, and the
+  // downloaded packages' files (packagecopy.js), until the page asks for them
+  // to be kept on the device (REQUEST.KEEP).
   snapshotToKeep: null,
+  packagesToKeep: null,
 };
 
 // ---------------------------------------------------------------- messaging
@@ -188,8 +199,9 @@ function countResponse(response, ended) {
 // for: until the packages stage, the interpreter's own files are what the boot
 // waits for. A wheel that fails to arrive fails the packages stage, naming it.
 // Returns {wheels, libraries}: every wheel unpacked, and before that, every
-// extension module's bytes, by path in site-packages (a Map).
-function unpackWheels(files, baseUrl) {
+// extension module's bytes, by path in site-packages (a Map). `signal` aborts
+// the downloads (the device's copy of the packages came first).
+function unpackWheels(files, baseUrl, signal) {
   const libraryLists = [];
   const wheels = Promise.all(
     files.map(async ({ file, integrity }, index) => {
@@ -201,7 +213,7 @@ function unpackWheels(files, baseUrl) {
       const fileName = url.pathname.slice(url.pathname.lastIndexOf("/") + 1);
       let bytes;
       try {
-        bytes = await readCounted(await nativeFetch(url.href, { integrity }));
+        bytes = await readCounted(await nativeFetch(url.href, { integrity, signal }));
       } catch (error) {
         throw new Error(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
       }
@@ -503,6 +515,37 @@ async function restoreFromSnapshot(description, snapshot, libraries, pyodideUrl,
   return restored.pyodide;
 }
 
+// The packages' wheels unpacked (as unpackWheels gives them): from the
+// device's copy (packagecopy.js) if `kept` (openKeptFile's handle, or null)
+// is a good copy of `preload`'s wheels, else downloaded. The downloads start at
+// once, and stop when the copy turns out good. `copy` gets the source
+// (PACKAGES_SOURCE) and, after a download where the device can keep a copy,
+// `keep`; the copy to keep is composed before anything uses the files.
+function loadPackages(preload, baseUrl, kept, copy) {
+  const downloads = new AbortController();
+  const downloaded = unpackWheels(preload, baseUrl, downloads.signal);
+  const fromCopy = kept.then((access) => (access ? readKeptPackages(access, preload) : null));
+  const wheels = fromCopy.then((list) => {
+    if (list) {
+      downloads.abort();
+      copy.source = PACKAGES_SOURCE.KEPT;
+      return list;
+    }
+    copy.source = PACKAGES_SOURCE.DOWNLOAD;
+    return downloaded.wheels.then((unpacked) => {
+      if (deviceStorage && preload.length) {
+        state.packagesToKeep = composePackagesCopy(preload, unpacked);
+        copy.keep = true;
+      }
+      return unpacked;
+    });
+  });
+  const libraries = fromCopy.then((list) => (list ? listLibraries(list) : downloaded.libraries));
+  wheels.catch(() => {});
+  libraries.catch(() => {});
+  return { wheels, libraries };
+}
+
 async function boot(base) {
   const baseUrl = new URL(base, WORKER_URL);
   const timings = {};
@@ -511,13 +554,15 @@ async function boot(base) {
   // of a device takes a moment to open its storage.
   const keptSnapshot = openKeptSnapshot(deviceStorage);
   let runtime;
+  const keptPackages = openKeptFile(deviceStorage, KEPT_PACKAGES.FILE);
   timings.runtime = await step(BOOT_STAGE.RUNTIME, async () => {
     runtime = await fetchJson(new URL("runtime.json", baseUrl), "runtime.json");
   });
   state.totalBytes = runtime.bytes || 0;
   const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
-  // The wheels download and unpack while the interpreter starts.
-  const { wheels, libraries } = unpackWheels(runtime.preload || [], baseUrl);
+  // The wheels download and unpack while the interpreter starts, unless the device's copy has them.
+  const packagesCopy = { source: null, keep: false };
+  const { wheels, libraries } = loadPackages(runtime.preload || [], baseUrl, keptPackages, packagesCopy);
   const wheelUrl = new URL(runtime.wheel, baseUrl);
   const wheel = fetchBytes(wheelUrl.href, runtime.wheelIntegrity).then((bytes) =>
     unpackWheel(bytes, wheelUrl.pathname.slice(wheelUrl.pathname.lastIndexOf("/") + 1)),
@@ -633,6 +678,7 @@ async function boot(base) {
     restored.keep = true;
   }
   timings.snapshot = restored;
+  timings.packagesCopy = packagesCopy;
   return { result: { timings } };
 }
 
@@ -848,12 +894,17 @@ async function answerBoot({ base, interruptBuffer, lifeLock }) {
 // The snapshot Python was restored from, kept on this device for its next
 // boots (snapshot.js, «the device's copy»). Answers {kept} and, when the
 // storage refused, why (nothing to keep is not a failure).
+// Keeps on the device what the boot holds for it: the snapshot and the packages' files.
 async function answerKeep() {
-  const bytes = state.snapshotToKeep;
+  const copies = [
+    [keepSnapshot, state.snapshotToKeep],
+    [keepPackages, state.packagesToKeep],
+  ].filter(([, copy]) => copy);
   state.snapshotToKeep = null;
-  if (!bytes) return { result: { kept: false } };
+  state.packagesToKeep = null;
+  if (!copies.length) return { result: { kept: false } };
   try {
-    await keepSnapshot(deviceStorage, bytes);
+    for (const [keep, copy] of copies) await keep(deviceStorage, copy);
     return { result: { kept: true } };
   } catch (error) {
     return { result: { kept: false, reason: String((error && error.message) || error) } };

@@ -392,6 +392,13 @@ def count_snapshot_sources(rounds: list[dict], visit_name: str) -> str:
     return ", ".join(f"{source} ×{sources.count(source)}" for source in sorted(set(sources)))
 
 
+def count_packages_sources(rounds: list[dict], visit_name: str) -> str:
+    """Where each round's packages came from on that visit: "download ×1, kept ×4" (a deck before the copy: "download")."""
+    sources = [(((result[visit_name]["boot"].get("timings") or {}).get("packagesCopy") or {}).get("source")
+                or "download") for result in rounds]
+    return ", ".join(f"{source} ×{sources.count(source)}" for source in sorted(set(sources)))
+
+
 def print_table(header: tuple, rows: list[tuple]) -> None:
     cells = [tuple(str(cell) for cell in header)] + [tuple(str(cell) for cell in row) for row in rows]
     widths = [max(len(row[index]) for row in cells) for index in range(len(header))]
@@ -441,6 +448,8 @@ def summarize(sites: list[dict], results: dict[str, list[dict]], native: dict[st
     for deck in decks:
         print(f"  instantánea de Python en la 2.ª visita ({deck['label']}): "
               + count_snapshot_sources(results[deck["label"]], "warm"))
+        print(f"  paquetes de Python en la 2.ª visita ({deck['label']}): "
+              + count_packages_sources(results[deck["label"]], "warm"))
 
     print("\nPasos del arranque según cada worker (ms, mediana)")
     for visit_name, title in (("cold", "primera visita"), ("warm", "segunda visita")):

@@ -230,9 +230,9 @@ KEPT_COPY_JS = """async () => {
   return {size: file.size, sha256: Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('')};
 }"""
 
-WRITE_COPY_JS = """async (size) => {
+WRITE_COPY_JS = """async ([name, size]) => {
   const root = await navigator.storage.getDirectory();
-  const writable = await (await root.getFileHandle('dpdeck-python-snapshot.bin', {create: true})).createWritable();
+  const writable = await (await root.getFileHandle(name, {create: true})).createWritable();
   const bytes = new Uint8Array(size);
   bytes.set(new TextEncoder().encode('otra memoria'));
   await writable.write(bytes);
@@ -240,6 +240,20 @@ WRITE_COPY_JS = """async (size) => {
 }"""
 
 KEPT = "() => Reveal.getPlugin('dpdeck').python.stats.snapshotKept === true"
+
+# The header of the device's copy of the packages (packagecopy.js): which wheels it holds.
+KEPT_PACKAGES_JS = """async () => {
+  const root = await navigator.storage.getDirectory();
+  const file = await (await root.getFileHandle('dpdeck-python-packages.bin')).getFile();
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const length = new DataView(bytes.buffer).getUint32(0, true);
+  return JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length))).wheels.map((w) => [w.file, w.integrity]);
+}"""
+
+
+def preloaded_wheels(dist: Path) -> list[list[str]]:
+    runtime = json.loads((dist / "runtime.json").read_text(encoding="utf-8"))
+    return [[entry["file"], entry["integrity"]] for entry in runtime["preload"]]
 
 
 def shipped_memory(dist: Path) -> dict:
@@ -253,8 +267,10 @@ def test_once_python_is_quiet_the_device_keeps_its_snapshot_and_the_next_boot_re
     deck.wait_until_ready()
     first = deck.python["timings"]["snapshot"]
     assert (first["used"], first["source"], first["keep"]) == (True, "download", True), first
+    assert deck.python["timings"]["packagesCopy"] == {"source": "download", "keep": True}
     deck.page.wait_for_function(KEPT, timeout=BOOT_TIMEOUT_MS)
     assert deck.page.evaluate(KEPT_COPY_JS) == shipped_memory(cells_dist)
+    assert deck.page.evaluate(KEPT_PACKAGES_JS) == preloaded_wheels(cells_dist)
 
     context = deck.page.context
     asked = []
@@ -267,21 +283,28 @@ def test_once_python_is_quiet_the_device_keeps_its_snapshot_and_the_next_boot_re
     assert (second["used"], second["source"], second["keep"]) == (True, "kept", False), second
     assert "downloadedAt" not in second["marks"] and "keptCheckedAt" in second["marks"]
     assert not [url for url in asked if url.endswith("python-snapshot.bin")]
-    status, text = run_python(again, "import numpy as np\nprint(np.arange(4).sum())")
+    # The packages' files came from the device's copy too (packagecopy.js); a figure needs all of them.
+    assert again.python["timings"]["packagesCopy"] == {"source": "kept", "keep": False}
+    status, text = run_python(again, "import numpy as np\nimport matplotlib.pyplot as plt\nfrom PIL import Image\n"
+                                     "plt.plot(np.arange(3))\nprint(np.arange(4).sum())")
     assert (status, text.strip()) == ("done", "6")
+    assert again.cell("pruebas").figures().count() == 1
 
 
 def test_a_copy_that_is_not_the_build_s_is_never_restored_and_is_replaced(new_deck, cells_url, cells_dist):
     """Another build's copy, or one changed on the device, fails its SHA-256: the boot downloads, then keeps the right one."""
     deck = new_deck(cells_url + "runtime.json")
-    deck.page.evaluate(WRITE_COPY_JS, shipped_memory(cells_dist)["size"])
+    deck.page.evaluate(WRITE_COPY_JS, ["dpdeck-python-snapshot.bin", shipped_memory(cells_dist)["size"]])
+    deck.page.evaluate(WRITE_COPY_JS, ["dpdeck-python-packages.bin", 4096])
     deck.goto(cells_url + "?autorun=0")
     deck.wait_until_ready()
     snapshot = deck.python["timings"]["snapshot"]
     assert (snapshot["used"], snapshot["source"], snapshot["keep"]) == (True, "download", True), snapshot
     assert "keptReadAt" in snapshot["marks"] and "downloadedAt" in snapshot["marks"]
+    assert deck.python["timings"]["packagesCopy"] == {"source": "download", "keep": True}
     deck.page.wait_for_function(KEPT, timeout=BOOT_TIMEOUT_MS)
     assert deck.page.evaluate(KEPT_COPY_JS) == shipped_memory(cells_dist)
+    assert deck.page.evaluate(KEPT_PACKAGES_JS) == preloaded_wheels(cells_dist)
 
 
 # ----------------------------------------------------------------- first paint

@@ -87,6 +87,12 @@ def test_the_summary_flattens_boot_steps_and_judges_the_targets():
     assert bench.count_snapshot_sources(visits, "warm") == "download ×2, kept ×2, ninguna ×1"
 
 
+def test_the_packages_source_of_each_visit_is_counted():
+    visits = [{"warm": {"boot": {"timings": {"packagesCopy": {"source": source}}}}} for source in ("kept", "download", "kept")]
+    visits.append({"warm": {"boot": {}}})  # a deck from before the device's copy of the packages
+    assert bench.count_packages_sources(visits, "warm") == "download ×2, kept ×2"
+
+
 def test_the_pyodide_timing_starts_from_the_workers_own_warmup():
     imports, cell = bench.read_worker_warmup()
     assert imports.index("dpdeck.cellrun") < imports.index("matplotlib.pyplot")

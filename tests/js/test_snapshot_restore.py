@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from deckjs import run_with_module
+from deckjs import FAKE_STORAGE_JS, run_with_module
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT_JS = ROOT / "deck" / "js" / "snapshot.js"
@@ -225,49 +225,6 @@ def test_a_failed_restore_leaves_pyodide_as_it_was_for_a_normal_boot():
 
 
 # ----------------------------------------------------------------- the device's copy
-
-# A stand-in for the origin's private file system (OPFS): folders and files by
-# name, NotFoundError for what is not there, synchronous access handles that
-# read a file's bytes and writable streams that replace them when closed.
-# It records what is asked of it, and can be told to fail a write.
-FAKE_STORAGE_JS = r"""
-function fakeStorage(files = {}, {failWrite = false} = {}) {
-  const log = [];
-  const notFound = (name) => Object.assign(new Error(`${name} no existe`), {name: 'NotFoundError'});
-  const fileHandle = (path) => ({
-    createSyncAccessHandle: async (options) => {
-      log.push(['open', path, options]);
-      const bytes = files[path];
-      return {
-        getSize: () => bytes.byteLength,
-        read: (target, {at}) => { const part = bytes.subarray(at, at + target.byteLength); target.set(part); return part.byteLength; },
-        close: () => log.push(['close', path]),
-      };
-    },
-    createWritable: async () => {
-      const chunks = [];
-      return {
-        write: async (data) => { if (failWrite) throw new Error('sin espacio'); chunks.push(Uint8Array.from(data)); },
-        close: async () => { files[path] = Buffer.concat(chunks); log.push(['written', path]); },
-        abort: async () => log.push(['aborted', path]),
-      };
-    },
-  });
-  const folder = (prefix) => ({
-    getDirectoryHandle: async (name, {create = false} = {}) => {
-      const path = prefix + name + '/';
-      if (!create && !Object.keys(files).some((key) => key.startsWith(path))) throw notFound(name);
-      return folder(path);
-    },
-    getFileHandle: async (name, {create = false} = {}) => {
-      const path = prefix + name;
-      if (!(path in files) && !create) throw notFound(name);
-      return fileHandle(path);
-    },
-  });
-  return {storage: {getDirectory: async () => folder('')}, files, log};
-}
-"""
 
 FILL_JS = r"""
 const fs = require('node:fs');
