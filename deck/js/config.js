@@ -101,6 +101,12 @@ export default {
     // first cells run after Python is ready.
     pythonCacheQuietMs: 2000,
 
+    // A Python restored from its snapshot draws the throwaway figure of its
+    // warm-up (warmup.js) once it has been ready this long with no cell
+    // running: before a lecturer's first ▶, as a rule, and never in the way
+    // of one pressed the moment Python is ready.
+    pythonWarmQuietMs: 500,
+
     // The last run of an edited cell is saved with its edit (savedoutputs.js).
     // Its figures, as base64 PNG, are kept up to this many characters per cell
     // (a slide's figure is about 60 000); past it only the text is saved.

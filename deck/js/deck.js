@@ -57,6 +57,7 @@ class LiveDeck {
           interruptGraceMs: settings.interruptGraceMs,
           bootStallMs: settings.bootStallMs,
           keepQuietMs: settings.pythonCacheQuietMs,
+          warmQuietMs: settings.pythonWarmQuietMs,
         })
       : null;
     this.unavailableMessage = isFilePage ? FILE_PAGE_MESSAGE : isReceiver ? RECEIVER_MESSAGE : null;

@@ -66,12 +66,14 @@ export class PythonRuntime extends EventTarget {
    * interruptGraceMs: after Stop, how long a cell may take to notice the
    * interrupt before the worker is terminated instead; bootStallMs: a boot
    * that shows no progress for this long has failed; keepQuietMs: how long
-   * Python is quiet before the worker keeps its snapshot on the device
+   * Python is quiet before the worker keeps its snapshot on the device;
+   * warmQuietMs: before a restored Python draws its throwaway figure
    * (config.js).
    */
-  constructor({ workerUrl, baseUrl, interruptGraceMs, bootStallMs, keepQuietMs }) {
+  constructor({ workerUrl, baseUrl, interruptGraceMs, bootStallMs, keepQuietMs, warmQuietMs }) {
     super();
     this.keepQuietMs = keepQuietMs;
+    this.warmQuietMs = warmQuietMs;
     this.workerUrl = workerUrl;
     this.baseUrl = baseUrl;
     this.interruptGraceMs = interruptGraceMs;
@@ -93,7 +95,15 @@ export class PythonRuntime extends EventTarget {
     this.plainWorker = false;
     // Counters a person (or a test) can read: Reveal.getPlugin("dpdeck").python.stats.
     // snapshotKept: whether the worker kept Python's snapshot and packages on this device (null: not asked).
-    this.stats = { boots: 0, streamMessages: 0, restarts: 0, interruptFallbacks: 0, snapshotKept: null };
+    // figureWarmed: whether a restored Python drew its throwaway figure once quiet (null: not asked).
+    this.stats = {
+      boots: 0,
+      streamMessages: 0,
+      restarts: 0,
+      interruptFallbacks: 0,
+      snapshotKept: null,
+      figureWarmed: null,
+    };
   }
 
   // ------------------------------------------------------------ lifecycle
@@ -151,7 +161,8 @@ export class PythonRuntime extends EventTarget {
         };
         this.setState(PYTHON_STATE.READY);
         this.pump();
-        const { snapshot, packagesCopy } = result.timings;
+        const { snapshot, packagesCopy, warmupFigure } = result.timings;
+        if (warmupFigure === false) this.warmWhenQuiet(generation);
         if ((snapshot && snapshot.keep) || (packagesCopy && packagesCopy.keep)) this.keepCopiesWhenQuiet(generation);
       },
       (error) => {
@@ -181,6 +192,28 @@ export class PythonRuntime extends EventTarget {
         if (generation === this.generation && this.worker) this.crash(GONE_MESSAGE);
       })
       .catch(() => {});
+  }
+
+  /**
+   * Python was restored from its snapshot, whose boot leaves the throwaway
+   * figure of the warm-up (warmup.js) to this: once Python has been quiet for
+   * warmQuietMs, the worker draws it, and the browser compiles the drawing
+   * code before the first figure a person asks for.
+   */
+  warmWhenQuiet(generation) {
+    this.afterQuiet(
+      this.warmQuietMs,
+      () => {
+        if (generation !== this.generation || !this.worker) return;
+        this.request(REQUEST.WARM, {}).then(
+          ({ drawn }) => {
+            this.stats.figureWarmed = drawn;
+          },
+          () => {},
+        );
+      },
+      { readyOnly: true },
+    );
   }
 
   /**

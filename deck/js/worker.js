@@ -46,7 +46,7 @@ import {
   listLibraries,
   readKeptPackages,
 } from "./packagecopy.js";
-import { drawWarmupFigure, importWarm, warmRestoredPython } from "./warmup.js";
+import { drawThrowawayFigure, drawWarmupFigure, importWarm, warmRestoredPython } from "./warmup.js";
 import {
   AFTER_RESTORE_PY,
   SNAPSHOT_SOURCE,
@@ -94,6 +94,8 @@ const state = {
   // to be kept on the device (REQUEST.KEEP).
   snapshotToKeep: null,
   packagesToKeep: null,
+  // A restored Python's throwaway figure, until the page asks for it (REQUEST.WARM).
+  figureToWarm: false,
 };
 
 // ---------------------------------------------------------------- messaging
@@ -658,6 +660,8 @@ async function boot(base) {
     });
     const started = performance.now();
     const runCell = restored.used ? warmRestoredPython(pyodide) : drawWarmupFigure(pyodide);
+    // Left to the `warm` request after a restore (warmup.js).
+    state.figureToWarm = restored.used;
     runCell.callKwargs(FIRST_JS_ERRORS_CELL, { cell_id: "arranque" }).destroy();
     timings.imports.warmupCells = Math.round(performance.now() - started);
     state.runCell = runCell;
@@ -679,6 +683,7 @@ async function boot(base) {
   }
   timings.snapshot = restored;
   timings.packagesCopy = packagesCopy;
+  timings.warmupFigure = !state.figureToWarm;
   return { result: { timings } };
 }
 
@@ -891,10 +896,18 @@ async function answerBoot({ base, interruptBuffer, lifeLock }) {
   }
 }
 
-// The snapshot Python was restored from, kept on this device for its next
-// boots (snapshot.js, «the device's copy»). Answers {kept} and, when the
-// storage refused, why (nothing to keep is not a failure).
-// Keeps on the device what the boot holds for it: the snapshot and the packages' files.
+// The throwaway figure a restored Python's boot left for when it is quiet (warmup.js); {drawn}.
+async function answerWarm() {
+  if (!state.figureToWarm) return { result: { drawn: false } };
+  state.figureToWarm = false;
+  drawThrowawayFigure(state.pyodide);
+  return { result: { drawn: true } };
+}
+
+// Keeps on the device, for its next boots, what the boot holds for it: the
+// snapshot Python was restored from and the packages' files (snapshot.js,
+// packagecopy.js). Answers {kept} and, when the storage refused, why
+// (nothing to keep is not a failure).
 async function answerKeep() {
   const copies = [
     [keepSnapshot, state.snapshotToKeep],
@@ -914,6 +927,7 @@ async function answerKeep() {
 const HANDLERS = {
   [REQUEST.BOOT]: answerBoot,
   [REQUEST.KEEP]: answerKeep,
+  [REQUEST.WARM]: answerWarm,
   [REQUEST.RUN]: async (payload) => run(payload),
   [REQUEST.CHECK]: async (payload) => check(payload),
   [REQUEST.LAB]: async (payload) => lab(payload),

@@ -80,7 +80,7 @@ def test_limits_come_from_the_contract_file():
 
 
 def test_name_sets_keep_the_contracts_order():
-    assert tuple(protocol.REQUEST) == ("boot", "run", "check", "lab", "keep")
+    assert tuple(protocol.REQUEST) == ("boot", "run", "check", "lab", "keep", "warm")
     assert tuple(protocol.EVENT) == ("progress", "stream")
     assert tuple(protocol.BOOT_STAGE) == ("runtime", "core", "packages", "wheel", "warmup", "ready")
     assert tuple(protocol.RUN_STATUS) == tuple(CONTRACT["runStatuses"])
