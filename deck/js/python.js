@@ -195,51 +195,47 @@ export class PythonRuntime extends EventTarget {
   }
 
   /**
-   * Python was restored from its snapshot, whose boot leaves the throwaway
-   * figure of the warm-up (warmup.js) to this: once Python has been quiet for
-   * warmQuietMs, the worker draws it, and the browser compiles the drawing
-   * code before the first figure a person asks for.
+   * Once Python has been quiet for `ms` (ready, no cell running), sends the
+   * request `type` to this generation's worker and hands its result to
+   * `then`: the worker's own chores, out of the way of the cells a person runs.
    */
-  warmWhenQuiet(generation) {
+  requestWhenQuiet(generation, ms, type, then) {
     this.afterQuiet(
-      this.warmQuietMs,
+      ms,
       () => {
         if (generation !== this.generation || !this.worker) return;
-        this.request(REQUEST.WARM, {}).then(
-          ({ drawn }) => {
-            this.stats.figureWarmed = drawn;
-          },
-          () => {},
-        );
+        this.request(type, {}).then(then, () => {});
       },
       { readyOnly: true },
     );
   }
 
   /**
+   * Python was restored from its snapshot, whose boot leaves the throwaway
+   * figure of the warm-up (warmup.js) to this: once Python has been quiet for
+   * warmQuietMs, the worker draws it, and the browser compiles the drawing
+   * code before the first figure a person asks for.
+   */
+  warmWhenQuiet(generation) {
+    this.requestWhenQuiet(generation, this.warmQuietMs, REQUEST.WARM, ({ drawn }) => {
+      this.stats.figureWarmed = drawn;
+    });
+  }
+
+  /**
    * Python was restored from a downloaded snapshot, or its packages were
    * downloaded: once it has been quiet for keepQuietMs, the worker keeps them
    * on this device, and the next boot here reads them instead of downloading
-   * and inflating them (snapshot.js, packagecopy.js). Out of the way of the
-   * cells a person runs, like keeping Python's files offline.
+   * and inflating them (snapshot.js, packagecopy.js), like keeping Python's
+   * files offline.
    */
   keepCopiesWhenQuiet(generation) {
-    this.afterQuiet(
-      this.keepQuietMs,
-      () => {
-        if (generation !== this.generation || !this.worker) return;
-        this.request(REQUEST.KEEP, {}).then(
-          ({ kept, reason }) => {
-            this.stats.snapshotKept = kept;
-            if (reason) {
-              console.warn(`dpdeck: la memoria o los paquetes de Python no quedaron guardados en este dispositivo (${reason})`);
-            }
-          },
-          () => {},
-        );
-      },
-      { readyOnly: true },
-    );
+    this.requestWhenQuiet(generation, this.keepQuietMs, REQUEST.KEEP, ({ kept, reason }) => {
+      this.stats.snapshotKept = kept;
+      if (reason) {
+        console.warn(`dpdeck: la memoria o los paquetes de Python no quedaron guardados en este dispositivo (${reason})`);
+      }
+    });
   }
 
   /** Python broke or ended: the running cell says why (or the page does), and a new Python boots. */
