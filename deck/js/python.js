@@ -66,7 +66,7 @@ export class PythonRuntime extends EventTarget {
    * interruptGraceMs: after Stop, how long a cell may take to notice the
    * interrupt before the worker is terminated instead; bootStallMs: a boot
    * that shows no progress for this long has failed; keepQuietMs: how long
-   * Python is quiet before the worker keeps its snapshot on the device;
+   * Python is quiet before the worker keeps its snapshot and packages on the device;
    * warmQuietMs: before a restored Python draws its throwaway figure
    * (config.js).
    */

@@ -135,33 +135,6 @@ const DEFAULT_CHANNEL = "default channel";
  * libraries already (snapshot.js). `recordPackages: false` leaves
  * loadedPackages as it was: a snapshot is refused if it changed.
  */
-// Run after files are written into site-packages: Python's finders forget
-// what they listed of its folders, so an import sees the new files. Not
-// importlib.invalidate_caches(): in Python 3.12 that also makes the standard
-// library's zip importer read the zip's whole directory again, for a zip
-// that never changes (0.1 s of a boot in Chromium). Defines
-// forget_listings() in the namespace it runs in.
-export const FORGET_LISTINGS_PY = `
-import importlib.machinery
-import sys
-
-
-def forget_listings():
-    for finder in list(sys.path_importer_cache.values()):
-        if isinstance(finder, importlib.machinery.FileFinder):
-            finder.invalidate_caches()
-`;
-
-/** Python's finders forget their folders' listings (FORGET_LISTINGS_PY), after the wheels were written. */
-export function forgetListings(pyodide) {
-  const namespace = pyodide.toPy({});
-  try {
-    pyodide.runPython(`${FORGET_LISTINGS_PY}\nforget_listings()\n`, { globals: namespace });
-  } finally {
-    namespace.destroy();
-  }
-}
-
 export async function installWheels(pyodide, wheels, sitePackages, { loadLibraries = true, recordPackages = true } = {}) {
   const FS = pyodide.FS;
   const folders = new Set();
@@ -186,5 +159,32 @@ export async function installWheels(pyodide, wheels, sitePackages, { loadLibrari
   );
   for (const wheel of recordPackages ? wheels : []) {
     if (lockNames.has(wheel.name)) pyodide.loadedPackages[lockNames.get(wheel.name)] = DEFAULT_CHANNEL;
+  }
+}
+
+// Run after files are written into site-packages: Python's finders forget
+// what they listed of its folders, so an import sees the new files. Not
+// importlib.invalidate_caches(): in Python 3.12 that also makes the standard
+// library's zip importer read the zip's whole directory again, for a zip
+// that never changes (0.1 s of a boot in Chromium). Defines
+// forget_listings() in the namespace it runs in.
+export const FORGET_LISTINGS_PY = `
+import importlib.machinery
+import sys
+
+
+def forget_listings():
+    for finder in list(sys.path_importer_cache.values()):
+        if isinstance(finder, importlib.machinery.FileFinder):
+            finder.invalidate_caches()
+`;
+
+/** Python's finders forget their folders' listings (FORGET_LISTINGS_PY), after the wheels were written. */
+export function forgetListings(pyodide) {
+  const namespace = pyodide.toPy({});
+  try {
+    pyodide.runPython(`${FORGET_LISTINGS_PY}\nforget_listings()\n`, { globals: namespace });
+  } finally {
+    namespace.destroy();
   }
 }

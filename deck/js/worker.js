@@ -552,11 +552,11 @@ async function boot(base) {
   const baseUrl = new URL(base, WORKER_URL);
   const timings = {};
   const bootStarted = performance.now();
-  // The device's copy of the snapshot is looked for at once: the first visit
+  // The device's copies of the snapshot and the packages are looked for at once: the first visit
   // of a device takes a moment to open its storage.
   const keptSnapshot = openKeptSnapshot(deviceStorage);
-  let runtime;
   const keptPackages = openKeptFile(deviceStorage, KEPT_PACKAGES.FILE);
+  let runtime;
   timings.runtime = await step(BOOT_STAGE.RUNTIME, async () => {
     runtime = await fetchJson(new URL("runtime.json", baseUrl), "runtime.json");
   });
