@@ -43,13 +43,13 @@ from deckbuild.commands import run_command, step  # noqa: E402
 from deckbuild.errors import BuildError  # noqa: E402
 from deckbuild.files import hash_bytes, hash_file  # noqa: E402
 from deckbuild.paths import DEFAULT_OUT, DEFAULT_SLIDES, NODE_MODULES, ROOT, VENV  # noqa: E402
+from deckbuild.system import NODE_MAJOR, Host, provide_system_packages  # noqa: E402
 
 OPTIONS_WITH_VALUE = ("--port", "--host", "--pyodide-dist", "--slides", "--out")
 FLAGS = ("--keep-going", "--no-browser", "--no-snapshot")
 SERVE_OPTIONS = ("port", "host")
 DEFAULT_PORT = 8000
 DEFAULT_HOST = "127.0.0.1"
-NODE_MAJOR = 18   # esbuild's "engines"
 NO_BROWSER_LINE = "sin navegador: las pruebas del navegador no se ejecutaron (--no-browser)"
 # pytest processes the suite is spread over (pytest-xdist). Most of a browser
 # test is spent waiting (for Python, a timer, a page), so three keep two cores
@@ -260,6 +260,9 @@ def main(argv: list[str]) -> int:
         check_address(options.get("host", DEFAULT_HOST), options.get("port", DEFAULT_PORT))
     if sys.version_info < (3, 11):
         raise BuildError("hace falta Python ≥ 3.11")
+    if command == "test":
+        # Like .venv and node_modules: what the tests drive is installed here, or the run stops now.
+        provide_system_packages(Host.this_machine(), browsers=not options.get("no_browser"))
     rebuilt = ensure_venv()
     ensure_node_modules()
     reexec_in_venv(rebuilt)

@@ -26,7 +26,8 @@ CHROMIUM_KEY = pytest.StashKey[Path]()
 
 
 def uses_browser(item) -> bool:
-    return "browser" in getattr(item, "fixturenames", ())
+    """Drives a browser: Chromium through the `browser` fixture, or any engine of tests/engines."""
+    return "browser" in getattr(item, "fixturenames", ()) or item.get_closest_marker("engines") is not None
 
 
 def pytest_collection_modifyitems(config, items):

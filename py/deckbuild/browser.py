@@ -49,3 +49,36 @@ def find_playwright_chromium() -> Path | None:
     except Error:
         return None
     return path if is_executable(path) else None
+
+
+# ---------------------------------------------------------------------------
+# The other engines of the cross-engine suite (tests/engines), from Debian's packages
+# (deckbuild.system installs them): Firefox ESR, and WebKitGTK's MiniBrowser driven by
+# WebKitWebDriver in an Xvfb screen.
+# ---------------------------------------------------------------------------
+
+FIREFOX_ESR = Path("/usr/bin/firefox-esr")
+WEBKIT_DRIVER = Path("/usr/bin/WebKitWebDriver")
+# MiniBrowser lives in the multiarch folder of libwebkit2gtk-4.1-0 (x86_64-linux-gnu, aarch64-linux-gnu…).
+MINIBROWSER_PATTERN = "webkit2gtk-4.1/MiniBrowser"
+XVFB = Path("/usr/bin/Xvfb")
+
+
+def find_minibrowser() -> Path | None:
+    """WebKitGTK's MiniBrowser (package libwebkit2gtk-4.1-0), if installed."""
+    return next((path for path in sorted(Path("/usr/lib").glob(f"*/{MINIBROWSER_PATTERN}")) if is_executable(path)),
+                None)
+
+
+def list_missing_engine_programs(engine: str) -> list[str]:
+    """What `engine` ("chromium", "firefox", "webkit") lacks on this machine, as «package (path)»."""
+    if engine == "chromium":
+        return [] if find_chromium() else [f"chromium ({DEBIAN_CHROMIUM})"]
+    if engine == "firefox":
+        return [] if is_executable(FIREFOX_ESR) else [f"firefox-esr ({FIREFOX_ESR})"]
+    missing = [] if is_executable(WEBKIT_DRIVER) else [f"webkit2gtk-driver ({WEBKIT_DRIVER})"]
+    if find_minibrowser() is None:
+        missing.append(f"libwebkit2gtk-4.1-0 (/usr/lib/…/{MINIBROWSER_PATTERN})")
+    if not is_executable(XVFB):
+        missing.append(f"xvfb ({XVFB})")
+    return missing

@@ -83,6 +83,10 @@ PINS = (
     # The accessibility check of the browser tests (tests/browser/test_accessibility.py): injected
     # into the page by the tests only, never shipped in dist/.
     npm("axe-core", "4.14.1", "axe.min.js", "29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c"),
+    # Firefox in the cross-engine suite (tests/engines/firefox_bridge.mjs): puppeteer-core drives
+    # Debian's Firefox ESR over WebDriver BiDi, which Firefox has built in. Run by the tests only,
+    # never shipped; its dependencies are fixed by package-lock.json's integrity.
+    npm("puppeteer-core", "24.43.1", "", "3e5e48bddfdd80961bf44484a83a89605957eaf7d8870630e8b264535d4d05b3"),
     # The deck's fonts, shipped in dist/fonts/ and declared in deck/css/theme.css: Arimo for
     # text (Arial's metrics, which the slides' layout is measured with), DejaVu Sans Mono for
     # code, DejaVu Sans for the symbols Arimo lacks (≈ ≤ ∈ ⁻…).
