@@ -17,6 +17,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -180,6 +181,7 @@ def provide_system_packages(host: Host, *, browsers: bool) -> list[str]:
 def install(host: Host, packages: list[SystemPackage]) -> list[str]:
     """apt-get install `packages` (as root), check each at its minimum version and say so, one line each."""
     names = [package.name for package in packages]
+    started = time.perf_counter()
     host.printed(f"· paquetes del sistema para las pruebas (apt-get): {' '.join(names)}…")
     lock = f"DPkg::Lock::Timeout={APT_LOCK_SECONDS}"
     for command in (["apt-get", "-o", lock, "update", "-q"],
@@ -201,4 +203,5 @@ def install(host: Host, packages: list[SystemPackage]) -> list[str]:
         line = f"  + {package.name} {host.installed_version(package.name) or found}: {package.why}"
         host.printed(line)
         lines.append(line)
+    host.printed(f"  ✓ paquetes del sistema ({time.perf_counter() - started:.0f} s)")
     return lines
