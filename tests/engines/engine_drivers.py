@@ -22,6 +22,7 @@ import base64
 import json
 import os
 import selectors
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -118,6 +119,16 @@ class PuppeteerFirefox:
         self.version = hello["version"]
         self.browser_pid = hello.get("pid")
 
+    def stop_browser(self) -> None:
+        """The Firefox this bridge started, if it outlived node (its id, checked to still be that Firefox)."""
+        if not self.browser_pid:
+            return
+        try:
+            if b"firefox" in Path(f"/proc/{self.browser_pid}/cmdline").read_bytes():
+                os.kill(self.browser_pid, signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            pass
+
     def read_line(self, seconds: float) -> dict:
         deadline = time.monotonic() + seconds
         while True:
@@ -164,7 +175,7 @@ class PuppeteerFirefox:
         return self.send("errors")
 
     def close(self) -> None:
-        """Closes Firefox through puppeteer; whatever is left after that is stopped by its id."""
+        """Closes Firefox through puppeteer; if node does not end by itself, node and its Firefox are stopped by id."""
         if self.process.poll() is None:
             try:
                 self.process.stdin.close()
@@ -172,11 +183,7 @@ class PuppeteerFirefox:
             except (OSError, subprocess.TimeoutExpired):
                 self.process.kill()
                 self.process.wait()
-        if self.browser_pid:
-            try:
-                os.kill(self.browser_pid, 9)
-            except ProcessLookupError:
-                pass
+                self.stop_browser()
         self.selector.close()
         for stream in (self.process.stdout, self.process.stderr):
             stream.close()

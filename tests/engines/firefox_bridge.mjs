@@ -20,6 +20,8 @@ const browser = await puppeteer.launch({
   defaultViewport: { width: Number(width), height: Number(height) },
 });
 const page = (await browser.pages())[0] ?? (await browser.newPage());
+// The default viewport is given to the pages puppeteer opens, not to the window's first one.
+await page.setViewport({ width: Number(width), height: Number(height) });
 
 // Console errors and uncaught exceptions of the page and its workers (BiDi reports both).
 let errors = [];
