@@ -43,7 +43,7 @@ from deckbuild.commands import run_command, step  # noqa: E402
 from deckbuild.errors import BuildError  # noqa: E402
 from deckbuild.files import hash_bytes, hash_file  # noqa: E402
 from deckbuild.paths import DEFAULT_OUT, DEFAULT_SLIDES, NODE_MODULES, ROOT, VENV  # noqa: E402
-from deckbuild.system import NODE_MAJOR, Host, provide_system_packages  # noqa: E402
+from deckbuild.system import NODE_MINIMUM, Host, is_at_least, provide_system_packages  # noqa: E402
 
 OPTIONS_WITH_VALUE = ("--port", "--host", "--pyodide-dist", "--slides", "--out")
 FLAGS = ("--keep-going", "--no-browser", "--no-snapshot")
@@ -115,7 +115,7 @@ def ensure_venv() -> bool:
 def ensure_node_modules() -> None:
     """Run npm ci when node_modules is missing or package-lock.json changed."""
     if shutil.which("node") is None or shutil.which("npm") is None:
-        raise BuildError(f"hace falta Node.js ≥ {NODE_MAJOR} con npm (no se encuentran «node» o «npm» en PATH)")
+        raise BuildError(f"hace falta Node.js ≥ {NODE_MINIMUM} con npm (no se encuentran «node» o «npm» en PATH)")
     check_node_version()
     stamp = NODE_MODULES / ".dpdeck-package-lock.sha256"
     wanted = hash_file(ROOT / "package-lock.json")
@@ -128,11 +128,10 @@ def ensure_node_modules() -> None:
 
 
 def check_node_version() -> None:
-    """esbuild and KaTeX need Node ≥ NODE_MAJOR; an older one would fail later with a JS error."""
+    """The build needs Node ≥ NODE_MINIMUM (deckbuild.system says why); an older one would fail later with a JS error."""
     found = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
-    major = found.lstrip("v").split(".")[0]
-    if not major.isdigit() or int(major) < NODE_MAJOR:
-        raise BuildError(f"hace falta Node.js ≥ {NODE_MAJOR}; el de PATH es {found or 'desconocido'}")
+    if not is_at_least(found, NODE_MINIMUM):
+        raise BuildError(f"hace falta Node.js ≥ {NODE_MINIMUM}; el de PATH es {found or 'desconocido'}")
 
 
 def reexec_in_venv(rebuilt: bool = False) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -23,7 +24,10 @@ from typing import Callable
 
 from .errors import BuildError
 
-NODE_MAJOR = 18   # esbuild's and puppeteer-core's "engines"
+# The build runs deck/js's ES modules under node (deckbuild/js/snapshot.mjs imports them as they are,
+# with no "type": "module" around them, which Node reads as modules only from 20.19) and inflates the
+# wheels with DecompressionStream("deflate-raw") (Node ≥ 20.12). Debian 12's Node 18 does neither.
+NODE_MINIMUM = "20.19"
 BUILD = "build"          # needed to build and test at all
 BROWSERS = "browsers"    # needed by the browser tests (left out by --no-browser)
 APT_ENVIRONMENT = {"DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C.UTF-8"}
@@ -45,13 +49,15 @@ class SystemPackage:
     minimum: str = ""
     needed_for: str = BROWSERS
     program: str = ""
+    elsewhere: str = ""   # where to get it when the system's apt has it only too old
 
 
 # The one table: `python3 build.py test` installs these (README: «Inicio rápido»), `.ci/run` lists none.
 SYSTEM_PACKAGES = (
     SystemPackage("python3-venv", "crear .venv (venv y ensurepip)", needed_for=BUILD),
     SystemPackage("nodejs", "construir el mazo (esbuild, KaTeX, Pyodide en node) y manejar Firefox (puppeteer-core)",
-                  str(NODE_MAJOR), needed_for=BUILD, program="node"),
+                  NODE_MINIMUM, needed_for=BUILD, program="node",
+                  elsewhere="instala Node 20 o posterior de NodeSource o con nvm (Debian 12 trae la 18)"),
     SystemPackage("npm", "instalar node_modules (npm ci)", needed_for=BUILD, program="npm"),
     SystemPackage("chromium", "las pruebas en Chromium (Playwright lo maneja)", "156"),
     SystemPackage("fonts-dejavu-core", "una letra en el sistema: sin ninguna, Chromium no carga tampoco las del mazo"),
@@ -110,7 +116,7 @@ class Host:
         """Debian, Ubuntu or one of theirs, with apt-get and dpkg to install with."""
         family = {self.os_release.get("ID", "")} | set(self.os_release.get("ID_LIKE", "").split())
         return bool(family & {"debian", "ubuntu"}) and all(
-            self.which(program) for program in ("apt-get", "dpkg-query", "dpkg"))
+            self.which(program) for program in ("apt-get", "apt-cache", "dpkg-query", "dpkg"))
 
     def installed_version(self, package: str) -> str | None:
         """The installed version of a Debian package, or None."""
@@ -119,6 +125,16 @@ class Host:
         answer = self.run(["dpkg-query", "-W", "-f", "${db:Status-Status} ${Version}", package])
         status, _, version = answer.stdout.strip().partition(" ")
         return version if answer.returncode == 0 and status == "installed" else None
+
+    def candidate_version(self, package: str) -> str | None:
+        """The version apt-get would install (apt-cache policy's «Candidate»), or None when it knows none."""
+        answer = self.run(["apt-cache", "policy", package])
+        for line in answer.stdout.splitlines():
+            key, _, value = line.strip().partition(":")
+            if key == "Candidate":
+                value = value.strip()
+                return None if value in ("", "(none)") else value
+        return None
 
     def version_at_least(self, version: str, minimum: str) -> bool:
         """Debian's ordering (epochs, «~»…), as dpkg itself compares."""
@@ -133,10 +149,21 @@ def describe_found(host: Host, package: SystemPackage) -> str | None:
         if package.program != "node":
             return host.which(package.program)
         found = host.run(["node", "--version"]).stdout.strip()
-        major = found.lstrip("v").split(".")[0]
-        return found if major.isdigit() and int(major) >= int(package.minimum) else None
+        return found if is_at_least(found.lstrip("v"), package.minimum) else None
     version = host.installed_version(package.name)
     return version if version and host.version_at_least(version, package.minimum) else None
+
+
+def parse_release(version: str) -> tuple[int, ...]:
+    """The leading numbers of a release ("v20.19.2" → (20, 19, 2)); () when it has none."""
+    match = re.match(r"v?(\d+(?:\.\d+)*)", version.strip())
+    return tuple(int(number) for number in match.group(1).split(".")) if match else ()
+
+
+def is_at_least(version: str, minimum: str) -> bool:
+    """A plain release number (Node's "20.19.2") at or above `minimum` ("20.19")."""
+    found = parse_release(version)
+    return bool(found) and found >= parse_release(minimum)
 
 
 def list_missing(host: Host, *, browsers: bool) -> list[SystemPackage]:
@@ -159,7 +186,7 @@ def explain_missing(packages: list[SystemPackage]) -> str:
 def provide_system_packages(host: Host, *, browsers: bool) -> list[str]:
     """Install what `python3 build.py test` lacks where this process can, else stop with the command.
 
-    Returns the lines printed, one per package installed ("" when nothing was missing).
+    Returns the lines printed, one per package installed ([] when nothing was missing).
     """
     missing = list_missing(host, browsers=browsers)
     if not missing:
@@ -171,37 +198,58 @@ def provide_system_packages(host: Host, *, browsers: bool) -> list[str]:
             "faltan paquetes del sistema que necesitan las pruebas:\n" + explain_missing(missing) +
             "\nEn Debian o Ubuntu se instalan con:\n    " + format_install_command(missing, sudo=True) +
             "\nEn otro sistema, instala sus equivalentes." + skip)
+    started = time.perf_counter()
+    if host.euid == 0:
+        host.printed(f"· paquetes del sistema para las pruebas (apt-get): {' '.join(p.name for p in missing)}…")
+        run_apt(host, ["update", "-q"], missing)
+    refuse_too_old_candidates(host, missing)
     if host.euid != 0:
         raise BuildError(
             "faltan paquetes del sistema que necesitan las pruebas:\n" + explain_missing(missing) +
             "\nInstálalos con:\n    " + format_install_command(missing, sudo=True) + skip)
-    return install(host, missing)
-
-
-def install(host: Host, packages: list[SystemPackage]) -> list[str]:
-    """apt-get install `packages` (as root), check each at its minimum version and say so, one line each."""
-    names = [package.name for package in packages]
-    started = time.perf_counter()
-    host.printed(f"· paquetes del sistema para las pruebas (apt-get): {' '.join(names)}…")
-    lock = f"DPkg::Lock::Timeout={APT_LOCK_SECONDS}"
-    for command in (["apt-get", "-o", lock, "update", "-q"],
-                    ["apt-get", "-o", lock, "install", "-y", "-q", "--no-install-recommends", *names]):
-        answer = host.run(command, APT_ENVIRONMENT)
-        if answer.returncode != 0:
-            tail = "\n".join((answer.stdout + answer.stderr).strip().splitlines()[-APT_OUTPUT_LINES:])
-            raise BuildError(f"«{' '.join(command)}» falló (código {answer.returncode}):\n{tail}\n"
-                             "Sin red o sin esos paquetes en las fuentes de apt no se pueden instalar; "
-                             "la orden es:\n    " + format_install_command(packages, sudo=False))
-    lines = []
-    for package in packages:
-        found = describe_found(host, package)
-        if found is None:
-            have = host.installed_version(package.name) or "ninguna versión"
-            wanted = f"la {package.minimum} o una posterior" if package.minimum else "que funcione"
-            raise BuildError(f"tras apt-get, {package.name} está en {have} y las pruebas necesitan {wanted}: "
-                             "revisa las fuentes de apt (en Debian 12, también bookworm-security)")
-        line = f"  + {package.name} {host.installed_version(package.name) or found}: {package.why}"
-        host.printed(line)
-        lines.append(line)
+    run_apt(host, ["install", "-y", "-q", "--no-install-recommends", *(package.name for package in missing)], missing)
+    lines = [describe_installed(host, package) for package in missing]
     host.printed(f"  ✓ paquetes del sistema ({time.perf_counter() - started:.0f} s)")
     return lines
+
+
+def run_apt(host: Host, arguments: list[str], packages: list[SystemPackage]) -> None:
+    """apt-get, waiting for another apt's lock; a failure stops the run with apt's last lines and the command."""
+    command = ["apt-get", "-o", f"DPkg::Lock::Timeout={APT_LOCK_SECONDS}", *arguments]
+    answer = host.run(command, APT_ENVIRONMENT)
+    if answer.returncode != 0:
+        tail = "\n".join((answer.stdout + answer.stderr).strip().splitlines()[-APT_OUTPUT_LINES:])
+        raise BuildError(f"«{' '.join(command)}» falló (código {answer.returncode}):\n{tail}\n"
+                         "Sin red, o sin esos paquetes en las fuentes de apt, no se pueden instalar; la orden es:\n"
+                         "    " + format_install_command(packages, sudo=False))
+
+
+def refuse_too_old_candidates(host: Host, packages: list[SystemPackage]) -> None:
+    """Stop before installing anything apt would only give older than the suite needs (Debian 12's Node 18).
+
+    A package apt knows no candidate of (lists not read yet) is left to apt-get itself.
+    """
+    offered = {package.name: host.candidate_version(package.name) for package in packages if package.minimum}
+    too_old = [package for package in packages
+               if offered.get(package.name) and not host.version_at_least(offered[package.name], package.minimum)]
+    if not too_old:
+        return
+    reasons = [f"    {package.name}: apt ofrece la {offered[package.name]} y hace falta la {package.minimum} "
+               f"o una posterior" + (f"; {package.elsewhere}" if package.elsewhere else "") for package in too_old]
+    others = [package for package in packages if package not in too_old]
+    rest = ("\nLo demás se instala con:\n    " + format_install_command(others, sudo=host.euid != 0)
+            if others else "")
+    raise BuildError("las fuentes de apt de este sistema no tienen versiones suficientes:\n" + "\n".join(reasons) + rest)
+
+
+def describe_installed(host: Host, package: SystemPackage) -> str:
+    """After apt-get: the line that says it is there, at a version the suite can use; else stop."""
+    found = describe_found(host, package)
+    if found is None:
+        have = host.installed_version(package.name) or "ninguna versión"
+        wanted = f"la {package.minimum} o una posterior" if package.minimum else "que funcione"
+        raise BuildError(f"tras apt-get, {package.name} está en {have} y las pruebas necesitan {wanted}: "
+                         "revisa las fuentes de apt (en Debian 12, también bookworm-security)")
+    line = f"  + {package.name} {host.installed_version(package.name) or found}: {package.why}"
+    host.printed(line)
+    return line

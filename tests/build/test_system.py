@@ -22,7 +22,7 @@ import build  # noqa: E402  (standard library only at import time)
 
 DEBIAN = {"ID": "debian", "VERSION_ID": "12"}
 # What apt would install: each package at a version that meets its minimum.
-CANDIDATES = {"python3-venv": "3.11.2-1+b1", "nodejs": "18.19.0+dfsg-6~deb12u2", "npm": "9.2.0~ds1-1",
+CANDIDATES = {"python3-venv": "3.11.2-1+b1", "nodejs": "20.19.2+dfsg-1", "npm": "9.2.0~ds1-1",
               "chromium": "156.0.8078.129-1~deb12u1", "fonts-dejavu-core": "2.37-6",
               "firefox-esr": "153.8.0esr-1~deb12u1", "libwebkit2gtk-4.1-0": "2.50.6-1~deb12u2",
               "webkit2gtk-driver": "2.50.6-1~deb12u2", "xvfb": "2:21.1.7-3+deb12u13"}
@@ -53,7 +53,7 @@ class FakeHost(Host):
                          printed=self.lines.append)
 
     def find(self, program: str) -> str | None:
-        system_programs = {"apt-get", "dpkg", "dpkg-query"} if self.os_release.get("ID") != "fedora" else set()
+        system_programs = {"apt-get", "apt-cache", "dpkg", "dpkg-query"} if self.os_release.get("ID") != "fedora" else set()
         installed = {PROGRAMS_OF[name] for name in self.packages if name in PROGRAMS_OF}
         if self.node:
             installed |= {"node", "npm"}
@@ -67,6 +67,9 @@ class FakeHost(Host):
             return done(0, f"installed {version}") if version else done(1)
         if command[:2] == ["dpkg", "--compare-versions"]:
             return done(0 if numbers(command[2]) >= numbers(command[4]) else 1)
+        if command[:2] == ["apt-cache", "policy"]:
+            candidate = self.candidates.get(command[2])
+            return done(0, f"{command[2]}:\n  Installed: (none)\n  Candidate: {candidate or '(none)'}\n")
         if command[0] == "node":
             return done(0, (self.node or f"v{self.packages['nodejs']}") + "\n")
         if command[0] == "apt-get":
@@ -138,8 +141,25 @@ def test_an_older_version_than_the_suite_needs_is_installed_again():
     assert host.packages["firefox-esr"] == CANDIDATES["firefox-esr"]
 
 
+def test_what_apt_offers_only_too_old_stops_the_run_before_installing_anything():
+    """Debian 12's own Node is 18: the run says where to get a newer one and installs nothing."""
+    host = FakeHost(installed=all_but("nodejs", "npm", "xvfb"), node=None,
+                    candidates={**CANDIDATES, "nodejs": "18.20.4+dfsg-1~deb12u3"})
+    with pytest.raises(BuildError) as stop:
+        provide_system_packages(host, browsers=True)
+    message = str(stop.value)
+    assert "nodejs: apt ofrece la 18.20.4+dfsg-1~deb12u3 y hace falta la 20.19" in message and "NodeSource" in message
+    assert "apt-get install -y --no-install-recommends npm xvfb" in message
+    assert not any("install" in command for command in host.apt_commands)
+    host.euid = 1000   # as another user too: the command alone would not help
+    with pytest.raises(BuildError, match="apt ofrece la 18.20.4"):
+        provide_system_packages(host, browsers=True)
+
+
 def test_an_install_still_too_old_stops_the_run_and_says_which():
-    host = FakeHost(installed=all_but("firefox-esr"), candidates={**CANDIDATES, "firefox-esr": "140.12.0esr-1"})
+    host = FakeHost(installed=all_but("firefox-esr"))
+    host.candidates["firefox-esr"] = "140.12.0esr-1"
+    host.candidate_version = lambda name: CANDIDATES[name]   # apt's lists said 153, the mirror gave 140
     with pytest.raises(BuildError, match=r"firefox-esr está en 140\.12\.0esr-1 y las pruebas necesitan la 153"):
         provide_system_packages(host, browsers=True)
 
@@ -161,7 +181,7 @@ def test_another_system_stops_with_the_debian_command_and_the_way_out():
 
 
 def test_debian_ubuntu_and_their_derivatives_with_apt_count_as_debian():
-    def host(os_release, programs=("apt-get", "dpkg", "dpkg-query")):
+    def host(os_release, programs=("apt-get", "apt-cache", "dpkg", "dpkg-query")):
         return Host(euid=0, os_release=os_release, which=lambda program: "/usr/bin/x" if program in programs else None)
 
     assert host({"ID": "debian"}).is_debian and host({"ID": "ubuntu", "ID_LIKE": "debian"}).is_debian
@@ -181,7 +201,7 @@ def test_without_browsers_only_what_the_build_needs_is_asked_for():
 def test_node_from_elsewhere_counts_when_it_is_new_enough():
     host = FakeHost(installed=all_but("nodejs", "npm"), node="v20.20.2")
     assert system.list_missing(host, browsers=True) == []
-    host = FakeHost(installed=all_but("nodejs", "npm"), node="v16.20.0")
+    host = FakeHost(installed=all_but("nodejs", "npm"), node="v18.20.4")
     assert [package.name for package in system.list_missing(host, browsers=True)] == ["nodejs"]
 
 
@@ -191,7 +211,8 @@ def test_the_table_says_why_and_from_which_version():
     assert {package.needed_for for package in SYSTEM_PACKAGES} == {BUILD, BROWSERS}
     for package in SYSTEM_PACKAGES:
         assert package.why and (not package.minimum or re.fullmatch(r"\d+(\.\d+)*", package.minimum))
-    assert system.NODE_MAJOR == build.NODE_MAJOR
+    assert system.is_at_least("v20.19.0", system.NODE_MINIMUM) and system.is_at_least("22.1", system.NODE_MINIMUM)
+    assert not system.is_at_least("v20.18.3", system.NODE_MINIMUM) and not system.is_at_least("", system.NODE_MINIMUM)
 
 
 # ------------------------------------------------------------ build.py: only `test` provides, before anything

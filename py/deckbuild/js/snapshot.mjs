@@ -53,13 +53,7 @@ function fixEntropyAndClock() {
   Date.now = () => FIXED_TIME_MS;
 }
 
-// Imported from its text as a data: URL, so that it is an ES module under every Node the build runs
-// on: Node 18 (Debian 12's) reads a ".js" file outside a "type": "module" package as CommonJS. The
-// three scripts import nothing themselves.
-const importScript = (name) => {
-  const source = fs.readFileSync(path.join(job.deckScripts, name));
-  return import(`data:text/javascript;base64,${source.toString("base64")}`);
-};
+const importScript = (name) => import(pathToFileURL(path.join(job.deckScripts, name)).href);
 
 function openFiles(FS) {
   return FS.streams
