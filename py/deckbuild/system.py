@@ -202,8 +202,11 @@ def provide_system_packages(host: Host, *, browsers: bool) -> list[str]:
     if host.euid == 0:
         host.printed(f"· paquetes del sistema para las pruebas (apt-get): {' '.join(p.name for p in missing)}…")
         run_apt(host, ["update", "-q"], missing)
-    refuse_too_old_candidates(host, missing)
-    if host.euid != 0:
+        refuse_too_old_candidates(host, missing)
+    else:
+        # apt's lists may be older than the command's own update would make them: only a package whose
+        # distribution is known to lag (Node) is judged by them here.
+        refuse_too_old_candidates(host, [package for package in missing if package.elsewhere], missing)
         raise BuildError(
             "faltan paquetes del sistema que necesitan las pruebas:\n" + explain_missing(missing) +
             "\nInstálalos con:\n    " + format_install_command(missing, sudo=True) + skip)
@@ -224,10 +227,12 @@ def run_apt(host: Host, arguments: list[str], packages: list[SystemPackage]) -> 
                          "    " + format_install_command(packages, sudo=False))
 
 
-def refuse_too_old_candidates(host: Host, packages: list[SystemPackage]) -> None:
+def refuse_too_old_candidates(host: Host, packages: list[SystemPackage],
+                              wanted: list[SystemPackage] | None = None) -> None:
     """Stop before installing anything apt would only give older than the suite needs (Debian 12's Node 18).
 
-    A package apt knows no candidate of (lists not read yet) is left to apt-get itself.
+    A package apt knows no candidate of (lists not read yet) is left to apt-get itself. `wanted`:
+    every package missing, for the command that installs the rest (by default `packages`).
     """
     offered = {package.name: host.candidate_version(package.name) for package in packages if package.minimum}
     too_old = [package for package in packages
@@ -236,7 +241,7 @@ def refuse_too_old_candidates(host: Host, packages: list[SystemPackage]) -> None
         return
     reasons = [f"    {package.name}: apt ofrece la {offered[package.name]} y hace falta la {package.minimum} "
                f"o una posterior" + (f"; {package.elsewhere}" if package.elsewhere else "") for package in too_old]
-    others = [package for package in packages if package not in too_old]
+    others = [package for package in (packages if wanted is None else wanted) if package not in too_old]
     rest = ("\nLo demás se instala con:\n    " + format_install_command(others, sudo=host.euid != 0)
             if others else "")
     raise BuildError("las fuentes de apt de este sistema no tienen versiones suficientes:\n" + "\n".join(reasons) + rest)

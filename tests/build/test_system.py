@@ -119,6 +119,13 @@ def test_as_another_user_the_run_stops_at_once_with_the_one_command():
     assert host.apt_commands == []
 
 
+def test_as_another_user_stale_lists_do_not_stand_for_what_apt_would_offer():
+    """Before `apt-get update` the lists may offer only bookworm's Chromium 150: the command brings 156."""
+    host = FakeHost(euid=1000, installed=all_but("chromium"), candidates={**CANDIDATES, "chromium": "150.0.7871.100-1"})
+    with pytest.raises(BuildError, match="sudo apt-get install -y --no-install-recommends chromium\n"):
+        provide_system_packages(host, browsers=True)
+
+
 def test_a_fresh_machine_gets_python_venv_node_and_every_browser_in_one_install():
     host = FakeHost(installed=(), node=None, venv=False)
     lines = provide_system_packages(host, browsers=True)
