@@ -38,8 +38,11 @@ APT_OUTPUT_LINES = 15   # of a failed apt-get, shown with its error
 
 @dataclass(frozen=True)
 class SystemPackage:
-    """One Debian package the tests need: why, and the oldest version the suite has passed with.
+    """One Debian package the tests need: why, and from which version.
 
+    `minimum`: for Node, what the build needs (NODE_MINIMUM); for a browser,
+    the version the suite has passed with (older ones have not been tried);
+    "" where any version does. Checked before and after installing.
     `program`: a program on PATH that stands in for the package when it came
     from elsewhere (Node from NodeSource or nvm brings its own npm).
     """
