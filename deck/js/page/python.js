@@ -15,7 +15,7 @@
 // running, or in a short message when none was.
 
 import { takeEarlyWorker } from "./earlyworker.js";
-import { EVENT, REQUEST, RUN_STATUS } from "./protocol.js";
+import { EVENT, REQUEST, RUN_STATUS } from "../shared/protocol.js";
 import { startPolicedWorker } from "./workerstart.js";
 
 /** Python's state in the page, also shown as <html data-python>. */

@@ -6,7 +6,7 @@
 // what failed with a retry button and a ✕ that dismisses it, still on one line
 // in the band below the slide's content (the details open only when asked).
 
-import { BOOT_STAGE } from "./protocol.js";
+import { BOOT_STAGE } from "../shared/protocol.js";
 import { PYTHON_STATE, WORKER_STEP } from "./python.js";
 
 const MB = 1e6;

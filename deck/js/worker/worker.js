@@ -26,7 +26,7 @@ import {
   RUN_STATUS,
   STREAM_EVENT_BURST,
   STREAM_EVENTS_PER_SECOND,
-} from "./protocol.js";
+} from "../shared/protocol.js";
 import { CellScope, natives } from "./cellscope.js";
 import {
   blockedOwnFiles,
