@@ -24,7 +24,7 @@ const STEP_LABELS = {
 // interpreter. Only the chip tells it apart (data-stage="compile").
 const COMPILE_STAGE = "compile";
 
-// What the chip says during each boot stage (worker.js), so it never sits on a
+// What the chip says during each boot stage (worker/boot.js), so it never sits on a
 // frozen byte count while Python compiles or imports.
 const STAGE_TEXT = {
   [BOOT_STAGE.RUNTIME]: "Cargando Python…",
