@@ -82,7 +82,7 @@ def test_the_parser_sees_the_imports_the_entry_points_make():
     page_imports = list_imports((DECK_JS / "page" / "main.js").read_text(encoding="utf-8"))
     worker_imports = list_imports((DECK_JS / "worker" / "worker.js").read_text(encoding="utf-8"))
     assert "./deck.js" in page_imports and len(page_imports) > 10
-    assert "../shared/protocol.js" in worker_imports and "./wheels.js" in worker_imports
+    assert "../shared/protocol.js" in worker_imports and "./boot.js" in worker_imports
 
 
 @pytest.mark.parametrize("room, bad_import", [
