@@ -7,7 +7,7 @@ Three kinds of checks hold the deck together:
   the number the text shows. Change a parameter in the library or a number on
   a slide and one of these fails.
 * ``CELL_OUTPUTS``: each cell that prints a number the slide talks about is run
-  natively (``dpdeck.cellrun.run_cell``, as the build does) and its output must
+  natively (``dpdeck.classroom.cellrun.run_cell``, as the build does) and its output must
   contain that number, as Python prints it.
 * Shape rules every live cell follows: fixed seeds, parameters at the top, short
   enough to read on a projector, and the figures it declares.
@@ -34,7 +34,7 @@ import pytest
 
 from deckbuild.slides import read_deck
 from dpdeck import accounting, experiments, learning, mechanisms, queries
-from dpdeck.cellrun import run_cell
+from dpdeck.classroom.cellrun import run_cell
 from dpdeck.data import EDUCATION_LEVELS, KAREN_NAME, MAX_AGE, load_census
 
 SLIDES = Path(__file__).resolve().parents[1] / "deck" / "slides"

@@ -64,7 +64,7 @@ from .figure_style import (
     use_decimal_comma,
 )
 from .numbers import PERCENT_SIGN, format_number, format_percent, format_significant
-from .protocol import describe_figure
+from .classroom.protocol import describe_figure
 
 __all__ = [
     # el estilo de dpdeck.figure_style, también aquí para quien mide las figuras de la clase

@@ -41,7 +41,7 @@ from .figure_style import (
     styled,
 )
 from .numbers import format_number, format_percent
-from .protocol import describe_figure
+from .classroom.protocol import describe_figure
 
 __all__ = [
     "plot_hospital_example",

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from dpdeck.protocol import MAX_FIGURES, STREAM_EVENT_BURST, STREAM_EVENTS_PER_SECOND
+from dpdeck.classroom.protocol import MAX_FIGURES, STREAM_EVENT_BURST, STREAM_EVENTS_PER_SECOND
 from deckpage import RUN_TIMEOUT_MS
 
 CELL_IDS = ["saludo", "figura", "editable", "otra", "pruebas", "doble-a", "doble-b"]

@@ -9,7 +9,7 @@ la construcción del mazo (que pre-calcula cada celda con Python nativo) y el
 Este módulo no importa `js` ni `pyodide`: el navegador le pasa un `on_output`
 para ir mostrando el texto a medida que sale. Los tipos de salida, los estados
 de una ejecución y los límites son los del contrato de las celdas
-(`dpdeck.protocol`, descrito en deck/README.md).
+(`dpdeck.classroom.protocol`, descrito en deck/README.md).
 """
 
 from __future__ import annotations
@@ -376,10 +376,11 @@ def _guarded_modules() -> list[types.ModuleType]:
         names = list(GUARDED_MODULES)
         package = importlib.import_module(GUARDED_PACKAGE)
         names.append(GUARDED_PACKAGE)
-        # Every module of the package, loaded now (cheap: `dpdeck.figures` needs
-        # matplotlib, which the deck's cells load anyway).
-        names.extend(f"{GUARDED_PACKAGE}.{info.name}" for info in pkgutil.iter_modules(package.__path__)
-                     if not info.name.startswith("__"))
+        # Every module of the package and of its subpackages, loaded now (cheap:
+        # `dpdeck.figures` needs matplotlib, which the deck's cells load anyway);
+        # never a `__main__`, which would run its command.
+        names.extend(info.name for info in pkgutil.walk_packages(package.__path__, prefix=f"{GUARDED_PACKAGE}.")
+                     if not info.name.rpartition(".")[2].startswith("__"))
         for name in names:
             try:
                 _guarded.append(importlib.import_module(name))

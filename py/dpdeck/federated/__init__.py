@@ -38,7 +38,7 @@ calibración del descenso privado) y ``mechanisms`` (todo el ruido de
 privacidad). Las máscaras, los coeficientes de Shamir, la elección de
 clientes y los repartos usan ``rng`` directamente: son el azar del protocolo,
 no ruido de privacidad. El laboratorio del capítulo está en
-``dpdeck.lab_federated``.
+``dpdeck.lab.federated``.
 
 Código de enseñanza: censo sintético (no datos de hospitales), privacidad por
 cliente (una persona si cada cliente tiene una fila), y la contabilidad no
@@ -50,8 +50,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import learning, mechanisms
-from ._checks import (
+from .. import learning, mechanisms
+from .._checks import (
     check_dataset,
     check_epsilon,
     check_finite,

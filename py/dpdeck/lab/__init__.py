@@ -10,7 +10,7 @@ contrato del laboratorio:
   ejemplo del hospital, factor del gaussiano, las tres contabilidades, cruce
   Laplace–Gauss, pendiente 1/√k, histograma, codo del recorte, promedio
   privado, descenso de gradiente privado…) y, en ``federated``, los del
-  capítulo 6 (``dpdeck.lab_federated``);
+  capítulo 6 (``dpdeck.lab.federated``);
 * ``evidence``: hechos que un lector puede verificar, cada uno con sus
   números y si se cumplen (``holds``). Cada hecho es una medición (sobre
   muestras del mecanismo, sobre el libro de cuentas, contra una fórmula
@@ -49,10 +49,11 @@ import sys
 
 import numpy as np
 
-from . import accounting, experiments, lab_federated, learning, mechanisms, queries
-from ._checks import describe
-from .data import CENSUS_SEED, EDUCATION_LEVELS, KAREN_NAME, MAX_AGE, find_census_csv, load_census
-from .numbers import format_number, format_percent
+from .. import accounting, experiments, learning, mechanisms, queries
+from .._checks import describe
+from ..data import CENSUS_SEED, EDUCATION_LEVELS, KAREN_NAME, MAX_AGE, find_census_csv, load_census
+from ..numbers import format_number, format_percent
+from . import federated as lab_federated
 
 __all__ = [
     "KIND",
@@ -852,6 +853,3 @@ def main(argv=None) -> int:
     sys.stdout.write(format_lab(result) + "\n")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -18,10 +18,10 @@ import math
 
 import numpy as np
 
-from . import accounting, experiments, learning
-from ._checks import check_rng
-from .data import KAREN_NAME
-from .federated import (
+from .. import accounting, experiments, learning
+from .._checks import check_rng
+from ..data import KAREN_NAME
+from ..federated import (
     DEFAULT_UPDATE_CLIP,
     EDUCATION_COLUMN,
     MASK_MODULUS,
@@ -42,7 +42,7 @@ from .federated import (
     train_federated,
     train_federated_privately,
 )
-from .numbers import format_number
+from ..numbers import format_number
 
 __all__ = ["STEP", "LAB_LIMITATIONS", "run_lab_chapter"]
 

@@ -1,4 +1,4 @@
-"""Pruebas de dpdeck.cellrun.run_cell (su parte del contrato de las celdas: deck/README.md), con Python nativo."""
+"""Pruebas de dpdeck.classroom.cellrun.run_cell (su parte del contrato de las celdas: deck/README.md), con Python nativo."""
 
 import struct
 import sys
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dpdeck import protocol
-from dpdeck.cellrun import run_cell
+from dpdeck.classroom import protocol
+from dpdeck.classroom.cellrun import run_cell
 
 
 def run(source, **options):
@@ -394,7 +394,7 @@ def test_same_source_same_outputs():
 
 
 def test_cellrun_does_not_import_browser_modules():
-    import dpdeck.cellrun as cellrun
+    import dpdeck.classroom.cellrun as cellrun
 
     text = Path(cellrun.__file__).read_text(encoding="utf-8")
     assert "import js" not in text and "import pyodide" not in text
@@ -517,7 +517,7 @@ def test_a_stopped_cell_still_restores_the_modules():
 
 
 def test_repetition_notice_says_vez_or_veces():
-    from dpdeck.cellrun import REPEATED_FRAME_LIMIT
+    from dpdeck.classroom.cellrun import REPEATED_FRAME_LIMIT
 
     def frames_repeated(extra):
         # f(n) makes n + 1 frames on one line; REPEATED_FRAME_LIMIT of them are shown.
@@ -694,7 +694,7 @@ def test_asyncio_tasks_left_pending_are_cancelled_when_the_cell_ends():
 
 PYPLOT_FIGURE = """
 import hashlib, io, sys
-from dpdeck import cellrun
+from dpdeck.classroom import cellrun
 if sys.argv[1] == "prepared":
     cellrun.prepare_matplotlib()
 import matplotlib
@@ -718,7 +718,7 @@ def run_pyplot_figure(mode: str) -> list[str]:
     import subprocess
     from pathlib import Path
 
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "py"), "MPLBACKEND": "Agg"}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3] / "py"), "MPLBACKEND": "Agg"}
     process = subprocess.run([sys.executable, "-c", PYPLOT_FIGURE, mode], capture_output=True, text=True, env=env,
                              check=True)
     return process.stdout.split()

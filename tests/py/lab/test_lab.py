@@ -475,7 +475,7 @@ def noise_ignores_the_number_of_steps(monkeypatch):
                             sensitivity=clip_norm, epsilon=min(epsilon, 0.99), delta=delta))
 
 
-# Chapter 6 (dpdeck.lab_federated): one broken piece per fact, in the order of its evidence.
+# Chapter 6 (dpdeck.lab.federated): one broken piece per fact, in the order of its evidence.
 
 
 def unweighted_average(monkeypatch):

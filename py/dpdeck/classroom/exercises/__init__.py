@@ -41,12 +41,12 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from . import lab
-from ._checks import describe
-from .cellrun import run_cell
-from .mechanisms import gaussian_sigma
-from .numbers import PERCENT_SIGN, format_number, format_percent, format_power_of_ten
-from .protocol import MAX_FIGURES, MAX_OUTPUT_CHARS, RUN_STATUS
+from ... import lab
+from ..._checks import describe
+from ...mechanisms import gaussian_sigma
+from ...numbers import PERCENT_SIGN, format_number, format_percent, format_power_of_ten
+from ..cellrun import run_cell
+from ..protocol import MAX_FIGURES, MAX_OUTPUT_CHARS, RUN_STATUS
 
 __all__ = [
     "Z_TOLERANCE",

@@ -1,4 +1,4 @@
-"""Tests of dpdeck.exercises: every check accepts right answers and rejects the typical wrong ones.
+"""Tests of dpdeck.classroom.exercises: every check accepts right answers and rejects the typical wrong ones.
 
 A check that accepts a wrong answer is a failed test. Each exercise has its
 right implementations (written differently: by hand, vectorised, through
@@ -18,8 +18,9 @@ import sys
 import numpy as np
 import pytest
 
-from dpdeck import exercises, lab, mechanisms
-from dpdeck.exercises import CHECKS, Verdict, check, export_lab, run_check
+from dpdeck import lab, mechanisms
+from dpdeck.classroom import exercises
+from dpdeck.classroom.exercises import CHECKS, Verdict, check, export_lab, run_check
 
 
 def failing_texts(verdict: Verdict) -> str:
