@@ -30,7 +30,8 @@ import types
 import warnings
 from typing import Any, Callable
 
-from .protocol import MAX_FIGURES, MAX_OUTPUT_CHARS, OUTPUT, RUN_STATUS, STREAM, figure_description
+from ..figure_descriptions import figure_description
+from .protocol import MAX_FIGURES, MAX_OUTPUT_CHARS, OUTPUT, RUN_STATUS, STREAM
 
 __all__ = ["run_cell", "prepare_matplotlib", "MISSING_PACKAGE_MESSAGE"]
 

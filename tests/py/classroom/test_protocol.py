@@ -101,18 +101,6 @@ def test_markup_helpers():
     assert protocol.OUTPUT_AREA_CLASS == "cell-output"
 
 
-def test_a_figure_carries_the_description_its_function_gives_it():
-    class Drawing:  # anything a figure function returns
-        pass
-
-    drawing = Drawing()
-    assert protocol.figure_description(drawing) is None
-    assert protocol.describe_figure(drawing, "  Densidades\nde Laplace  ") is drawing
-    assert protocol.figure_description(drawing) == "Densidades de Laplace"
-    with pytest.raises(ValueError, match="vacía"):
-        protocol.describe_figure(drawing, "  ")
-
-
 def test_the_contract_cannot_be_changed_from_python():
     with pytest.raises(TypeError):
         protocol.OUTPUT_MARKUP["value"]["class"] = "otra"  # type: ignore[index]
