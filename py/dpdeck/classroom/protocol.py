@@ -1,6 +1,6 @@
 """El contrato de las celdas en vivo, visto desde Python.
 
-Qué se dicen la página, el *worker* de Pyodide y `dpdeck.cellrun.run_cell`:
+Qué se dicen la página, el *worker* de Pyodide y `dpdeck.classroom.cellrun.run_cell`:
 los límites de una celda (caracteres de salida, figuras, ritmo de los eventos),
 los tipos de petición y de evento, las etapas del arranque, los estados de una
 ejecución y los tipos de salida con su marcado HTML.

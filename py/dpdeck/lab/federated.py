@@ -8,7 +8,7 @@ segura y DP sobre el agregado), cada una con su propio generador derivado de
 (``dpdeck.experiments``), con el generador del laboratorio.
 
 Cada hecho es una medición que una implementación equivocada haría falsa
-(tests/py/test_lab.py rompe la implementación y ve caer cada uno); sus textos
+(tests/py/lab/test_lab.py rompe la implementación y ve caer cada uno); sus textos
 siguen la regla de números del mazo (``dpdeck.numbers``).
 """
 
