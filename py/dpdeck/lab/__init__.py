@@ -59,9 +59,9 @@ from .contract import (
     EXTENSION_KEY,
     KIND,
     LIMITATIONS,
-    _plain,
     check_seed,
     check_student_extension,
+    _plain,
     read_extension_file,
 )
 from .steps import (

@@ -3,19 +3,10 @@
 from __future__ import annotations
 
 import sys
-import textwrap
 
 import pytest
 
-from dpdeck.classroom.cellrun import run_cell
-
-
-def run(source, **options):
-    return run_cell(textwrap.dedent(source), **options)
-
-
-def outputs_of(result, kind):
-    return [output for output in result["outputs"] if output["type"] == kind]
+from cell_runs import outputs_of, run
 
 
 def test_exception_deep_in_a_call_is_trimmed_to_the_cells_lines():

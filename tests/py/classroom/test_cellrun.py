@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import struct
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
+from cell_runs import outputs_of, run
 from dpdeck.classroom import protocol
 from dpdeck.classroom.cellrun import run_cell
-
-
-def run(source, **options):
-    return run_cell(textwrap.dedent(source), **options)
-
-
-def outputs_of(result, kind):
-    return [output for output in result["outputs"] if output["type"] == kind]
 
 
 def test_stdout_and_last_value_like_jupyter():

@@ -9,16 +9,16 @@ import numpy as np
 
 from .toolkit import (
     Z_TOLERANCE,
+    _Findings,
+    Verdict,
     _as_vector,
     _call,
     _check_uses_rng,
-    _Findings,
     _mean_absolute_error_band,
     _num,
     _require_function,
     _run,
     seeded_rng,
-    Verdict,
 )
 
 

@@ -9,7 +9,7 @@ from typing import Mapping
 from ..._checks import describe
 from ...mechanisms import gaussian_sigma
 from ...numbers import format_power_of_ten
-from .toolkit import _as_real, _call, _Findings, _num, _require_function, _require_value, _run, Verdict
+from .toolkit import _Findings, Verdict, _as_real, _call, _num, _require_function, _require_value, _run
 
 
 # ------------------------------------------------ capítulo 4: el gaussiano --

@@ -16,7 +16,7 @@ from typing import Mapping
 from ... import lab
 from ..._checks import describe
 from ...numbers import PERCENT_SIGN, format_number
-from .toolkit import _Findings, _require_value, _run, Verdict
+from .toolkit import _Findings, Verdict, _require_value, _run
 
 
 # --------------------------------------------------- el reto del laboratorio --

@@ -7,7 +7,7 @@ from typing import Mapping
 import numpy as np
 
 from ..._checks import describe
-from .toolkit import _call, _Findings, _num, _require_function, _run, seeded_rng, Verdict
+from .toolkit import _Findings, Verdict, _call, _num, _require_function, _run, seeded_rng
 
 
 # ----------------------------------------- capítulo 5: recortar por persona --
