@@ -19,7 +19,7 @@ from pathlib import Path
 from .commands import run_node_script
 from .errors import BuildError
 from .files import ensure_dir, hash_bytes, hash_file, hash_tree
-from .paths import CENSUS, DECK, NODE_MODULES, PY_PACKAGE, ROOT, locate_npm_package
+from .paths import CENSUS, DECK, NODE_MODULES, PY_PACKAGE, ROOT, list_package_files, locate_npm_package
 from .offline import SERVICE_WORKER, stamp_service_worker
 from .pins import list_pins, list_shipped_pins
 from .pyodide import ShippedPyodide, make_integrity
@@ -27,11 +27,11 @@ from .snapshot import Snapshot
 
 # Files esbuild bundles: source under deck/ → output under dist/, with its JS format.
 BUNDLES = (
-    ("js/main.js", "js/main.js", "iife"),
-    ("js/worker.js", "js/worker.js", "iife"),
-    ("js/firstpaint.js", "js/firstpaint.js", "iife"),
+    ("js/page/main.js", "js/main.js", "iife"),
+    ("js/worker/worker.js", "js/worker.js", "iife"),
+    ("js/page/firstpaint.js", "js/firstpaint.js", "iife"),
     # At the deck's root, so its scope is the whole deck folder; stamped by offline.py.
-    ("js/serviceworker.js", SERVICE_WORKER, "iife"),
+    ("js/offline/serviceworker.js", SERVICE_WORKER, "iife"),
     ("css/main.css", "css/main.css", None),
 )
 WHEEL_PACKAGE = "dpdeck"
@@ -80,8 +80,8 @@ def build_dpdeck_wheel(out: Path) -> Path:
     version = read_project_version()
     dist_info = f"dpdeck-{version}.dist-info"
     members: list[tuple[str, bytes]] = []
-    for path in sorted([*PY_PACKAGE.glob("*.py"), *PY_PACKAGE.glob("*.json")]):
-        members.append((f"{WHEEL_PACKAGE}/{path.name}", path.read_bytes()))
+    for path in list_package_files():
+        members.append((f"{WHEEL_PACKAGE}/{path.relative_to(PY_PACKAGE).as_posix()}", path.read_bytes()))
     members.append((f"{WHEEL_PACKAGE}/censo.csv", CENSUS.read_bytes()))
     metadata = (f"Metadata-Version: 2.1\nName: dpdeck\nVersion: {version}\n"
                 "Summary: Privacidad diferencial, en diapositivas que ejecutan su Python en el navegador\n"

@@ -7,7 +7,7 @@
 // the deck's pyodide.js). Everything else comes from DIST as the worker gets it:
 // the interpreter, the precompiled packages and their lock, the dpdeck wheel.
 // REQUEST.json: {warmImports, warmupCell, cells: [{id, source}, …]}, the
-// worker's own warm-up as bench.py reads it from deck/js/warmup.js (matplotlib
+// worker's own warm-up as bench.py reads it from deck/js/worker/warmup.js (matplotlib
 // prepared before pyplot, the imports, one throwaway figure, the collector
 // frozen). For each cell: one run first (what a cell pays the first time),
 // then REPEATS runs; printed as {id: {first, wall, cpu, status}}, seconds,
@@ -55,11 +55,11 @@ async function bootPython() {
   for (const name of warmImports) {
     // As the worker does (a deck built before prepare_matplotlib existed skips it).
     if (name === "matplotlib.pyplot") {
-      pyodide.runPython("import dpdeck.cellrun as cellrun\ngetattr(cellrun, 'prepare_matplotlib', lambda: None)()");
+      pyodide.runPython("import dpdeck.classroom.cellrun as cellrun\ngetattr(cellrun, 'prepare_matplotlib', lambda: None)()");
     }
     pyodide.pyimport(name).destroy();
   }
-  const runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
+  const runCell = pyodide.pyimport("dpdeck.classroom.cellrun").run_cell;
   runCell.callKwargs(warmupCell, { cell_id: "arranque" }).destroy();
   gc.freeze();
   gc.enable();
