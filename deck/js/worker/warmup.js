@@ -94,7 +94,32 @@ export function warmRestoredPython(pyodide) {
   return runWarmupCells(pyodide, [PYPLOT_CELL]);
 }
 
-/** The rest of a restored Python's warm-up, once it is quiet (the `warm` request): the throwaway figure. */
+/**
+ * The rest of a restored Python's warm-up, once it is quiet (the `warm`
+ * request): the throwaway figure, through run_cell. Returns how it ended:
+ * {status, error} (run_cell's status; the error output's "name: message",
+ * or null).
+ */
 export function drawThrowawayFigure(pyodide) {
-  runWarmupCells(pyodide, [WARMUP_CELL]);
+  const runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
+  let outcome;
+  try {
+    outcome = runCell.callKwargs(WARMUP_CELL, { cell_id: "arranque" });
+  } finally {
+    runCell.destroy();
+  }
+  if (!outcome) throw new Error("Python no devolvió nada al dibujar la figura de prueba");
+  try {
+    const status = outcome.get("status");
+    const outputs = outcome.get("outputs");
+    let error = null;
+    for (const output of outputs) {
+      if (output.get("ename")) error = `${output.get("ename")}: ${output.get("evalue")}`;
+      output.destroy();
+    }
+    outputs.destroy();
+    return { status, error };
+  } finally {
+    outcome.destroy();
+  }
 }
