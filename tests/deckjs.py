@@ -56,9 +56,10 @@ def run_with_module(module: Path | list[Path], script: str, *arguments: str, inp
 # key, with requests and transactions that answer on a later turn of the
 # event loop, as the real one does (`failOpen`: opening it fails).
 #
-# fakeWorkerScope({storage, indexedDB}) is the worker's global as
+# fakeWorkerScope({storage, indexedDB, subtle}) is the worker's global as
 # devicestore.js reads it: navigator.storage, FileSystemFileHandle (with
-# synchronous access handles) where there is a storage, and indexedDB.
+# synchronous access handles) where there is a storage, indexedDB, and
+# crypto (without crypto.subtle when `subtle` is false, as on an insecure page).
 FAKE_STORAGE_JS = r"""
 function fakeStorage(files = {}, {failWrite = false, withoutWritable = false} = {}) {
   const log = [];
@@ -156,8 +157,8 @@ function fakeIndexedDB(records = {}, {failOpen = false} = {}) {
   return {indexedDB, records, log};
 }
 
-function fakeWorkerScope({storage, indexedDB} = {}) {
-  const scope = {navigator: {storage}, indexedDB};
+function fakeWorkerScope({storage, indexedDB, subtle = true} = {}) {
+  const scope = {navigator: {storage}, indexedDB, crypto: subtle ? globalThis.crypto : {}};
   if (storage) {
     scope.FileSystemFileHandle = function FileSystemFileHandle() {};
     scope.FileSystemFileHandle.prototype.createSyncAccessHandle = function () {};

@@ -6,13 +6,15 @@
 //   straight into its buffer; it is written with a writable stream, which
 //   swaps the file whole, where there is one (Safari has it only since 26),
 //   else through a synchronous handle;
-// * IndexedDB otherwise (WebKitGTK, and any page served over http:// from
-//   another machine, which has no private file system): one record per copy.
+// * IndexedDB otherwise (WebKitGTK; a private window that refuses the file
+//   system): one record per copy.
 //
 // The worker alone holds the store: it takes the engine's objects when it
 // starts, before any cell runs. Every copy read from it is checked against
 // the build's SHA-256 by whoever reads it, so a copy cut short, changed on
-// the device or of another build is never used.
+// the device or of another build is never used; where the browser cannot
+// compute one (no crypto.subtle: a page served over http:// from another
+// machine), the device keeps nothing.
 
 const DATABASE = Object.freeze({ NAME: "dpdeck", VERSION: 1, STORE: "copias" });
 /** Which store the device's copies live in (timings.store). */
@@ -136,6 +138,7 @@ function hasSyncAccessHandles(scope) {
  * Resolves once the store is open; never rejects.
  */
 export async function openDeviceStore(scope) {
+  if (!scope.crypto || !scope.crypto.subtle) return null;
   const storage = scope.navigator && scope.navigator.storage;
   const indexedDB = scope.indexedDB;
   if (storage && typeof storage.getDirectory === "function" && hasSyncAccessHandles(scope)) {
