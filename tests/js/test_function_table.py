@@ -162,7 +162,8 @@ def describe(length: int, entries: list) -> dict:
 
 
 def test_the_table_s_checksum_is_fnv1a_of_the_got_values_in_the_linker_s_order():
-    assert describe(21_850, GOT_ENTRIES) == {"length": 21_850, "got": fnv1a_of_values([v for _, v in GOT_ENTRIES])}
+    assert describe(21_850, GOT_ENTRIES) == {"length": 21_850, "got": fnv1a_of_values([v for _, v in GOT_ENTRIES]),
+                                             "countArgs": 0}
 
 
 @pytest.mark.parametrize("change", ["value", "order", "one-more"])
@@ -175,3 +176,27 @@ def test_any_other_layout_gives_another_checksum(change):
     else:
         changed.append(["extra", 0])
     assert describe(21_850, changed)["got"] != describe(21_850, GOT_ENTRIES)["got"]
+
+
+FITS_JS = r"""
+const {tableFits} = deckModule.exports;
+const [found, recorded] = process.argv.slice(1).map(JSON.parse);
+print(tableFits(found, recorded));
+"""
+
+RECORDED = {"length": 21_850, "got": "10920:88f5975f", "countArgs": 0}
+
+
+@pytest.mark.parametrize(("found", "recorded", "fits"), [
+    (RECORDED, RECORDED, True),
+    # An engine with WebAssembly GC adds the argument-counting helper the build (Node 20) lacked: the
+    # memory says 0, CPython never calls it, and the next library's slots take its place.
+    ({**RECORDED, "countArgs": 11_916}, RECORDED, True),
+    ({**RECORDED, "length": 21_851}, RECORDED, False),
+    ({**RECORDED, "got": "10920:00000000"}, RECORDED, False),
+    # A build that had the helper (Node 22) and an engine that has none (iOS): the memory's slot is empty.
+    ({**RECORDED, "countArgs": 0}, {**RECORDED, "countArgs": 11_916}, False),
+    ({**RECORDED, "countArgs": 11_916}, {**RECORDED, "countArgs": 11_916}, True),
+], ids=["igual", "ayudante-de-mas", "longitud", "got", "ayudante-de-menos", "mismo-ayudante"])
+def test_a_table_fits_when_every_function_pointer_in_the_memory_finds_its_function(found, recorded, fits):
+    assert run_table_js(FITS_JS, json.dumps(found), json.dumps(recorded)) is fits

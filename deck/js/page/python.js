@@ -174,9 +174,8 @@ export class PythonRuntime extends EventTarget {
       if (generation !== this.generation) return;
       // While booting this is a failed boot; once ready, an error the worker
       // could not handle (it handles the ones a cell's callbacks raise): start again.
-      if (this.state === PYTHON_STATE.READY) {
-        this.crash(UNCAUGHT_MESSAGE(event.message || "sin mensaje"), event.message || "sin mensaje");
-      }
+      const message = event.message || "sin mensaje";
+      if (this.state === PYTHON_STATE.READY) this.crash(UNCAUGHT_MESSAGE(message), message);
       else this.fail({ step: this.progress.step || WORKER_STEP, message: event.message || "el worker falló" });
     };
     this.interruptBuffer = this.canInterrupt ? new Int32Array(new SharedArrayBuffer(4)) : null;

@@ -125,10 +125,13 @@ const FNV = { OFFSET: 0x811c9dc5, PRIME: 0x01000193 };
 
 /**
  * What a restore must find once the libraries are placed, as the build
- * recorded it: {length, got}, the table's length and a hash (hex) of the
- * values of the linker's global offset table in the order it made its
+ * recorded it: {length, got, countArgs}, the table's length, a hash (hex) of
+ * the values of the linker's global offset table in the order it made its
  * entries (the order of the modules' imports and exports, the same in every
- * engine): every exported function's slot, every library's data address.
+ * engine): every exported function's slot, every library's data address; and
+ * the slot of CPython's argument-counting helper, which Pyodide adds to the
+ * table where the engine can compile it (WebAssembly GC: not on iOS, nor in
+ * Node before 22), 0 where it cannot.
  */
 export function describeFunctionTable(Module) {
   let hash = FNV.OFFSET;
@@ -139,5 +142,20 @@ export function describeFunctionTable(Module) {
     hash = Math.imul(hash ^ (value >>> 16), FNV.PRIME) >>> 0;
     count += 1;
   }
-  return { length: Module.wasmTable.length, got: `${count}:${hash.toString(16).padStart(8, "0")}` };
+  return {
+    length: Module.wasmTable.length,
+    got: `${count}:${hash.toString(16).padStart(8, "0")}`,
+    countArgs: Module._PyEM_CountArgsPtr || 0,
+  };
+}
+
+/**
+ * Whether a table described by describeFunctionTable, `found` in this engine,
+ * is the one `recorded` by the build. The argument-counting helper matters
+ * only where the build had one: its slot is in the memory (0 otherwise, and
+ * CPython then never calls it).
+ */
+export function tableFits(found, recorded) {
+  if (found.length !== recorded.length || found.got !== recorded.got) return false;
+  return !recorded.countArgs || found.countArgs === recorded.countArgs;
 }

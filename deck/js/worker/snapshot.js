@@ -23,7 +23,7 @@
 const HANDLE = { PLACED: 8, MEMORY_BASE: 12, TABLE_BASE: 20, TABLE_SIZE: 24, SIZE: 64 };
 const LOAD_FLAGS = { loadAsync: true, nodelete: true, allowUndefined: true };
 
-import { FunctionTableMatcher, describeFunctionTable } from "./functiontable.js";
+import { FunctionTableMatcher, describeFunctionTable, tableFits } from "./functiontable.js";
 
 /**
  * A snapshot that cannot be restored. `unfit`: it was restored as far as its
@@ -300,7 +300,7 @@ export async function restorePyodide({ scope, loadPyodide, options, snapshot, re
     const found = describeFunctionTable(Module);
     timings.tableCheck = since(checking);
     timings.tableMatched = matcher.matched;
-    if (found.length !== table.length || found.got !== table.got) {
+    if (!tableFits(found, table)) {
       const error = new SnapshotError(
         `la tabla de funciones de este navegador no es la de la instantánea ` +
           `(${found.length} entradas, ${found.got}; se esperaban ${table.length}, ${table.got})`,
