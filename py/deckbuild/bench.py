@@ -567,6 +567,8 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--compare", action="append", default=[], metavar="DIR",
                         help="otro mazo construido que entra en la misma rotación (repetible)")
     parser.add_argument("--no-cells", action="store_true", help="no ejecuta cada celda ni mide su tiempo nativo")
+    parser.add_argument("--engine", choices=("chromium", "webkit"), default="chromium",
+                        help="webkit: el mazo en WebKit frente a Chromium (bench_engines.py)")
     options = parser.parse_args(argv)
     if options.rounds < 1:
         parser.error(f"--rounds {options.rounds}: se espera un entero ≥ 1")
@@ -576,6 +578,9 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
 def run_benchmark(dist: Path, pyodide_dist: Path | None, argv: list[str]) -> int:
     """Build the plain page next to dist/, serve it with dist/ (and --compare decks), alternate the visits, print."""
     options = parse_arguments(argv)
+    if options.engine == "webkit":
+        from .bench_engines import run_engine_benchmark
+        return run_engine_benchmark(dist, options)
     from playwright.sync_api import sync_playwright
 
     if find_chromium() is None:

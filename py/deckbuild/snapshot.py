@@ -33,15 +33,15 @@ from .paths import CACHE, ROOT, display_path, locate_npm_package
 from .pyodide import ShippedPyodide, make_integrity
 
 SNAPSHOT_FILE = "python-snapshot.bin"
-# Beside the snapshot in its cache entry: {libraries, memorySha256} (what runtime.json says of it).
+# Beside the snapshot in its cache entry: {libraries, table, memorySha256} (what runtime.json says of it).
 DESCRIPTION_FILE = "snapshot.json"
 NODE_PROGRAM = NODE_SCRIPTS / "snapshot.mjs"
 DECK_SCRIPTS = ROOT / "deck" / "js" / "worker"
 # The worker's own modules the snapshot is taken with: part of the cache key.
-DECK_MODULES = ("wheels.js", "snapshot.js", "warmup.js")
+DECK_MODULES = ("wheels.js", "snapshot.js", "functiontable.js", "warmup.js")
 # The shipped Pyodide files the snapshot's interpreter starts from.
 PYODIDE_FILES = ("pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
-CACHE_VERSION = b"dpdeck-snapshot-v2"
+CACHE_VERSION = b"dpdeck-snapshot-v3"
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,12 @@ class Snapshot:
     size: int               # bytes downloaded
     memory_size: int        # bytes once inflated (Pyodide's snapshot: header and memory)
     memory_integrity: str   # Subresource Integrity of the inflated bytes (a device's kept copy must match)
-    libraries: list[dict]   # [{file, path, memoryBase, tableBase}] in load order
+    libraries: list[dict]   # [{file, path, memoryBase, tableBase, tableSize}] in load order
+    table: dict             # {length, got}: the table of functions once they are placed (functiontable.js)
 
     def describe(self) -> dict:
         return {"file": self.file, "integrity": self.integrity, "size": self.memory_size,
-                "memoryIntegrity": self.memory_integrity, "libraries": self.libraries}
+                "memoryIntegrity": self.memory_integrity, "libraries": self.libraries, "table": self.table}
 
 
 def list_wheels(out: Path, pyodide: ShippedPyodide, wheel: Path) -> list[Path]:
@@ -85,14 +86,14 @@ def lookup_snapshot(entry: Path) -> tuple[Path, dict] | None:
     return paths[0], json.loads(paths[1].read_text(encoding="utf-8"))
 
 
-def store_snapshot(entry: Path, produced: Path, libraries: list[dict]) -> Path:
+def store_snapshot(entry: Path, produced: Path, libraries: list[dict], table: dict) -> Path:
     """Move a fresh snapshot and its description into their cache entry, each with its SHA-256.
 
     The inflated memory's SHA-256 is computed here, once per snapshot taken,
     not on every build that reuses it.
     """
     described = produced.with_name(DESCRIPTION_FILE)
-    description = {"libraries": libraries, "memorySha256": hash_inflated(produced)}
+    description = {"libraries": libraries, "table": table, "memorySha256": hash_inflated(produced)}
     described.write_text(json.dumps(description, indent=1) + "\n", encoding="utf-8")
     return store_verified(entry, {SNAPSHOT_FILE: produced, DESCRIPTION_FILE: described})[0]
 
@@ -140,7 +141,7 @@ def take_snapshot(out: Path, pyodide: ShippedPyodide, wheel: Path, *, cache: Pat
             produced, report = run_snapshot_program(pyodide_folder, wheels, pyodide_module, Path(folder))
             if not report["libraries"]:
                 raise BuildError("la instantánea no registró ninguna biblioteca de numpy o matplotlib")
-            store_snapshot(entry, produced, report["libraries"])
+            store_snapshot(entry, produced, report["libraries"], report["table"])
         cached = lookup_snapshot(entry)
         if cached is None:
             raise BuildError(f"la instantánea recién tomada en {display_path(entry)} no se puede leer")
@@ -150,4 +151,4 @@ def take_snapshot(out: Path, pyodide: ShippedPyodide, wheel: Path, *, cache: Pat
     return Snapshot(file=f"{pyodide_folder.name}/{SNAPSHOT_FILE}", integrity=make_integrity(hash_file(target)),
                     size=target.stat().st_size, memory_size=measure_inflated(target),
                     memory_integrity=make_integrity(description["memorySha256"]),
-                    libraries=description["libraries"])
+                    libraries=description["libraries"], table=description["table"])

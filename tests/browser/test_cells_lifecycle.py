@@ -46,6 +46,8 @@ def test_stop_without_isolation_restarts_python_and_keeps_edits(plain_live_deck)
     print(f"\nStop → celda detenida (reinicio del worker): {time.perf_counter() - started:.2f} s")
     text = pruebas.output_text()
     assert "empieza" in text and "se reinició" in text
+    # The page is served from this computer without COOP/COEP: the message names what is missing.
+    assert "este servidor no envía las cabeceras COOP y COEP" in text
     # What the stopped run printed is its own output, not something from before.
     after = pruebas.output_state()
     assert after["label"] == "calculado en tu navegador" and not after["previous"] and after["elapsed"] is None

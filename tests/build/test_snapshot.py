@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -71,6 +72,21 @@ def test_every_library_to_place_again_is_in_a_shipped_wheel_in_load_order(dist_d
     assert max(memory_bases) < runtime["snapshot"]["size"]
 
 
+def test_runtime_json_records_the_table_of_functions_a_restore_must_find(dist_dir):
+    """What deck/js/worker/functiontable.js checks before the memory is used: the table once the libraries are placed."""
+    snapshot = read_runtime(dist_dir)["snapshot"]
+    libraries, table = snapshot["libraries"], snapshot["table"]
+    # Each library's own slots come before the next library's, with the slots the linker gave its exports between.
+    assert all(library["tableSize"] > 0 for library in libraries)
+    for library, following in zip(libraries, libraries[1:]):
+        assert library["tableBase"] + library["tableSize"] <= following["tableBase"]
+    assert table["length"] >= libraries[-1]["tableBase"] + libraries[-1]["tableSize"]
+    count, digest = table["got"].split(":")
+    assert int(count) > len(libraries) and re.fullmatch(r"[0-9a-f]{8}", digest)
+    # CPython's argument-counting helper, where the build's Node could compile it, has a slot before any library's.
+    assert table["countArgs"] == 0 or table["countArgs"] < libraries[0]["tableBase"]
+
+
 def test_the_inflated_size_is_read_from_the_gzip_trailer(tmp_path):
     path = tmp_path / "memoria.bin"
     path.write_bytes(gzip.compress(bytes(range(256)) * 1000))
@@ -93,7 +109,7 @@ def test_the_cache_is_verified_on_every_hit_and_a_damaged_entry_is_taken_again(d
     (out / "pyodide" / snapshots.SNAPSHOT_FILE).unlink()
     cache = tmp_path / "cache"
     first = snapshots.take_snapshot(out, shipped_pyodide(runtime), wheel, cache=cache)
-    assert first.libraries == runtime["snapshot"]["libraries"]
+    assert first.libraries == runtime["snapshot"]["libraries"] and first.table == runtime["snapshot"]["table"]
     # A hit needs no node at all.
     monkeypatch.setenv("PATH", "")
     assert snapshots.take_snapshot(out, shipped_pyodide(runtime), wheel, cache=cache) == first

@@ -1,8 +1,8 @@
 """Pruebas de deck/js/worker/packagecopy.js: the device's copy of the unpacked packages, run in node.
 
 The copy is composed from unpacked wheels as wheels.js gives them, kept in a
-stand-in for the origin's private file system (deckjs.FAKE_STORAGE_JS) and read
-back. Every file read back, and the copy's own checksum, are checked against
+stand-in for the origin's private file system (deckjs.FAKE_STORAGE_JS), through
+the worker's device store (devicestore.js), and read back. Every file read back, and the copy's own checksum, are checked against
 Python's hashlib, the independent reference; a copy that is not exactly the
 one kept for these wheels is never used.
 """
@@ -20,6 +20,8 @@ from deckjs import FAKE_STORAGE_JS, run_with_module
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGECOPY_JS = ROOT / "deck" / "js" / "worker" / "packagecopy.js"
+SNAPSHOT_JS = ROOT / "deck" / "js" / "worker" / "snapshot.js"
+DEVICESTORE_JS = ROOT / "deck" / "js" / "worker" / "devicestore.js"
 
 # Two unpacked wheels, as unpackWheel gives them, and the preload entries they came from.
 WHEELS = [
@@ -36,7 +38,8 @@ PRELOAD = [{"file": f"pyodide/{wheel['name']}", "integrity": f"sha256-{wheel['na
 ROUND_TRIP_JS = r"""
 const crypto = require('node:crypto');
 const fs = require('node:fs');
-const {composePackagesCopy, keepPackages, readKeptPackages, listLibraries, KEPT_PACKAGES} = deckModule.exports;
+const {composePackagesCopy, keepPackages, readKeptPackages, listLibraries, openDeviceStore, openKeptFile, KEPT_PACKAGES} =
+  deckModule.exports;
 const request = JSON.parse(fs.readFileSync(0, 'utf8'));
 const sha256 = (data) => crypto.createHash('sha256').update(data).digest('hex');
 const print = (value) => process.stdout.write(JSON.stringify(value));
@@ -47,10 +50,11 @@ const print = (value) => process.stdout.write(JSON.stringify(value));
     files: Object.entries(files).map(([path, data]) => ({path, data: new Uint8Array(Buffer.from(data, 'base64'))})),
   }));
   const {storage, files, log} = fakeStorage();
+  const store = openDeviceStore(fakeWorkerScope({storage}));
   const copy = composePackagesCopy(request.preload, wheels);
   // What Python's file system may do to the boot's own arrays once it owns them: the copy is made before.
   for (const wheel of wheels) for (const file of wheel.files) file.data.fill(0x58);
-  await keepPackages(storage, copy);
+  await keepPackages(store, copy);
   const stored = files[KEPT_PACKAGES.FILE];
   const headerLength = stored.readUInt32LE(0);
   const header = JSON.parse(stored.subarray(4, 4 + headerLength).toString('utf8'));
@@ -65,8 +69,7 @@ const print = (value) => process.stdout.write(JSON.stringify(value));
     length.writeUInt32LE(text.length, 0);
     files[KEPT_PACKAGES.FILE] = Buffer.concat([length, text, stored.subarray(4 + headerLength)]);
   }
-  const root = await storage.getDirectory();
-  const access = await (await root.getFileHandle(KEPT_PACKAGES.FILE)).createSyncAccessHandle({mode: 'read-only'});
+  const access = await openKeptFile(store, KEPT_PACKAGES.FILE);
   const read = await readKeptPackages(access, request.readPreload);
   print({
     header,
@@ -85,7 +88,7 @@ def round_trip(*, damage: str | None = None, read_preload: list[dict] = PRELOAD)
               for wheel in WHEELS]
     request = json.dumps({"wheels": wheels, "preload": PRELOAD, "readPreload": read_preload, "damage": damage})
     script = FAKE_STORAGE_JS + ROUND_TRIP_JS
-    result = run_with_module(PACKAGECOPY_JS, script, input=request)
+    result = run_with_module([PACKAGECOPY_JS, SNAPSHOT_JS, DEVICESTORE_JS], script, input=request)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 

@@ -3,8 +3,10 @@
 The real restore runs in the browser tests (test_boot.py); here each part
 runs against a stand-in for Emscripten's module that records what it is
 asked: where each library is placed, in which order, what is freed, and
-what happens when something is missing. Inflating is checked against
-Python's gzip and hashlib, the independent references.
+what happens when something is missing or the table of functions comes out
+unlike the build's. Inflating is checked against Python's gzip and hashlib,
+the independent references. The device's copy goes through devicestore.js
+over a stand-in for the private file system (deckjs.FAKE_STORAGE_JS).
 """
 
 from __future__ import annotations
@@ -21,11 +23,15 @@ from deckjs import FAKE_STORAGE_JS, run_with_module
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT_JS = ROOT / "deck" / "js" / "worker" / "snapshot.js"
+DEVICESTORE_JS = ROOT / "deck" / "js" / "worker" / "devicestore.js"
+FUNCTIONTABLE_JS = ROOT / "deck" / "js" / "worker" / "functiontable.js"
 
 # A stand-in for Emscripten's module: a small heap, calloc/free that record,
 # and loadWebAssemblyModule that, like Emscripten's, reads a handle whose
 # «placed» byte is set and otherwise places the library itself (at made-up
-# addresses) and writes where into the handle.
+# addresses, 25 slots of table each) and writes where into the handle; each
+# library loaded grows the table and adds one entry to the linker's global
+# offset table (GOT).
 FAKE_MODULE_JS = r"""
 function fakeModule(needed = {}) {
   const heap = new ArrayBuffer(4096);
@@ -45,12 +51,17 @@ function fakeModule(needed = {}) {
         Module.HEAPU8[handle + 8] = 1;
         Module.HEAPU32[(handle + 12) >> 2] = 1000 * Module.next;
         Module.HEAPU32[(handle + 20) >> 2] = 50 * Module.next;
+        Module.HEAPU32[(handle + 24) >> 2] = 25;
         Module.next += 1;
       }
       Module.calls.push({path, placed, bytes: new TextDecoder().decode(bytes), flags,
                          memoryBase: Module.HEAPU32[(handle + 12) >> 2], tableBase: Module.HEAPU32[(handle + 20) >> 2]});
+      Module.wasmTable.length = Math.max(Module.wasmTable.length, Module.HEAPU32[(handle + 20) >> 2] + 25);
+      Module.GOT[path] = {value: Module.HEAPU32[(handle + 12) >> 2]};
       return {exported: path};
     },
+    wasmTable: {length: 10},
+    GOT: {},
   };
   return Module;
 }
@@ -66,7 +77,7 @@ LIBRARIES = [
 
 
 def run_snapshot_js(script: str, *arguments: str):
-    result = run_with_module(SNAPSHOT_JS, FAKE_MODULE_JS + script, *arguments)
+    result = run_with_module([SNAPSHOT_JS, DEVICESTORE_JS, FUNCTIONTABLE_JS], FAKE_MODULE_JS + script, *arguments)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -120,9 +131,9 @@ WHEELS = [{"name": "numpy-2.0.2.whl", "dynlibs": ["numpy/a.so", "numpy/b.so"]},
 def test_taking_a_snapshot_records_where_each_library_went_in_load_order():
     run = run_snapshot_js(RECORD_JS, json.dumps(WHEELS), "{}")
     assert run["libraries"] == [
-        {"file": "numpy/a.so", "path": "/sp/numpy/a.so", "memoryBase": 1000, "tableBase": 50},
-        {"file": "numpy/b.so", "path": "/sp/numpy/b.so", "memoryBase": 2000, "tableBase": 100},
-        {"file": "matplotlib/c.so", "path": "/sp/matplotlib/c.so", "memoryBase": 3000, "tableBase": 150},
+        {"file": "numpy/a.so", "path": "/sp/numpy/a.so", "memoryBase": 1000, "tableBase": 50, "tableSize": 25},
+        {"file": "numpy/b.so", "path": "/sp/numpy/b.so", "memoryBase": 2000, "tableBase": 100, "tableSize": 25},
+        {"file": "matplotlib/c.so", "path": "/sp/matplotlib/c.so", "memoryBase": 3000, "tableBase": 150, "tableSize": 25},
     ]
     # Each one a first load (the handle cleared each time), read from site-packages.
     assert [(call["placed"], call["bytes"]) for call in run["calls"]] == [
@@ -186,8 +197,8 @@ def test_the_integrity_is_the_subresource_integrity_of_the_file(tmp_path):
 
 
 RESTORE_JS = r"""
-const {restorePyodide} = deckModule.exports;
-const [failPlacing] = process.argv.slice(1).map(JSON.parse);
+const {restorePyodide, describeFunctionTable} = deckModule.exports;
+const [failPlacing, table] = process.argv.slice(1).map(JSON.parse);
 const events = [];
 const Module = fakeModule();
 const original = async (settings) => { events.push(['module', settings.marker]); return Module; };
@@ -204,31 +215,68 @@ const loadPyodide = async (options) => {
 setTimeout(() => { events.push(['filled']); fill(); }, 50);
 restorePyodide({scope, loadPyodide, options: {indexURL: '/pyodide/'}, snapshot, ready,
                 readLibraries: Promise.resolve((file) => failPlacing ? undefined : new TextEncoder().encode(file)),
-                libraries: [{file: 'a.so', path: '/sp/a.so', memoryBase: 10, tableBase: 2}]})
-  .then((restored) => ({pyodide: restored.pyodide, timings: Object.keys(restored.timings).sort()}), describe)
+                libraries: [{file: 'a.so', path: '/sp/a.so', memoryBase: 10, tableBase: 2, tableSize: 25}],
+                table: table === 'como-se-construyo' ? describeFunctionTable(expectedModule()) : table})
+  .then((restored) => ({pyodide: restored.pyodide, timings: Object.keys(restored.timings).sort()}),
+        (error) => ({error: describe(error), unfit: error.unfit, found: error.found}))
   .then((outcome) => print({outcome, events, restoredScope: scope._createPyodideModule === original}));
+
+// The table the build recorded: the same library placed, the same way.
+function expectedModule() {
+  const built = fakeModule();
+  built.wasmTable.length = 27;
+  built.GOT['/sp/a.so'] = {value: 10};
+  return built;
+}
 """
 
 
+def run_restore(fail_placing: bool, table="como-se-construyo") -> dict:
+    return run_snapshot_js(RESTORE_JS, json.dumps(fail_placing), json.dumps(table))
+
+
 def test_the_restore_places_the_libraries_after_the_snapshot_arrives_and_before_the_memory():
-    run = run_snapshot_js(RESTORE_JS, "false")
+    run = run_restore(False)
     assert run["events"] == [["loadPyodide", True, "/pyodide/"], ["module", "ajustes"], ["filled"],
                              ["restore", True, ["/sp/a.so"]]]
-    assert run["outcome"] == {"pyodide": {"pyodide": True}, "timings": ["libraries", "module", "waited"]}
+    assert run["outcome"] == {"pyodide": {"pyodide": True},
+                              "timings": ["libraries", "module", "tableCheck", "tableMatched", "waited"]}
     assert run["restoredScope"] is True
 
 
 def test_a_failed_restore_leaves_pyodide_as_it_was_for_a_normal_boot():
-    run = run_snapshot_js(RESTORE_JS, "true")
-    assert run["outcome"] == "SnapshotError: falta a.so, que la instantánea necesita"
+    run = run_restore(True)
+    assert run["outcome"]["error"] == "SnapshotError: falta a.so, que la instantánea necesita"
+    assert not run["outcome"]["unfit"]
     assert run["restoredScope"] is True
+
+
+@pytest.mark.parametrize("table", [{"length": 28, "got": None}, {"length": 27, "got": "1:00000000"}],
+                         ids=["longitud", "got"])
+def test_a_table_unlike_the_build_s_stops_the_restore_before_the_memory_is_used(table):
+    built = run_restore(False)
+    recorded = run_restore(False, {"length": 27, "got": "x"})["outcome"]["found"]
+    assert recorded["length"] == 27
+    table = {**recorded, **{key: value for key, value in table.items() if value is not None}}
+    run = run_restore(False, table)
+    assert run["outcome"]["error"].startswith("SnapshotError: la tabla de funciones de este navegador no es la de")
+    assert run["outcome"]["unfit"] is True and run["outcome"]["found"] == recorded
+    # Pyodide never got the module, so never copied the memory back; it is put back for a normal boot.
+    assert ["restore", True, ["/sp/a.so"]] not in run["events"] and run["restoredScope"] is True
+    assert built["outcome"]["pyodide"] == {"pyodide": True}
+
+
+def test_a_runtime_json_that_does_not_describe_the_table_is_not_restored():
+    run = run_restore(False, None)
+    assert run["outcome"]["error"] == "SnapshotError: runtime.json no dice cómo era la tabla de funciones de la instantánea"
+    assert run["events"] == [] and run["restoredScope"] is True
 
 
 # ----------------------------------------------------------------- the device's copy
 
 FILL_JS = r"""
 const fs = require('node:fs');
-const {fillSnapshot, openKeptSnapshot, computeIntegrity, KEPT_SNAPSHOT} = deckModule.exports;
+const {fillSnapshot, openKeptSnapshot, computeIntegrity, openDeviceStore, KEPT_SNAPSHOT} = deckModule.exports;
 const [keptPath, downloadedPath, integrityPath, options] = process.argv.slice(1);
 const {withIntegrity} = JSON.parse(options);
 const downloaded = fs.readFileSync(downloadedPath);
@@ -240,7 +288,7 @@ let downloads = 0;
 (async () => {
   const memoryIntegrity = withIntegrity ? await computeIntegrity(new Uint8Array(fs.readFileSync(integrityPath))) : undefined;
   const source = await fillSnapshot({
-    target, kept: openKeptSnapshot(storage), memoryIntegrity,
+    target, kept: openKeptSnapshot(openDeviceStore(fakeWorkerScope({storage}))), memoryIntegrity,
     download: async () => { downloads += 1; target.set(downloaded); },
     mark: (name) => marks.push(name),
   });
@@ -292,27 +340,30 @@ def test_without_a_copy_or_the_build_s_checksum_the_snapshot_is_downloaded(tmp_p
     assert unchecked["log"] == [["open", *KEPT_PATH, {"mode": "read-only"}], ["close", *KEPT_PATH]]
 
 
-NO_OPFS_JS = r"""
-const {openKeptSnapshot} = deckModule.exports;
+NO_STORE_JS = r"""
+const {openKeptSnapshot, openDeviceStore} = deckModule.exports;
+const refused = {getDirectory: async () => { throw new Error('SecurityError'); }};
 Promise.all([
-  openKeptSnapshot(undefined),
-  openKeptSnapshot({}),
-  openKeptSnapshot({getDirectory: async () => { throw new Error('SecurityError'); }}),
+  openKeptSnapshot(null),
+  openKeptSnapshot(Promise.resolve(null)),
+  openKeptSnapshot(openDeviceStore(fakeWorkerScope({}))),
+  openKeptSnapshot(openDeviceStore(fakeWorkerScope({storage: refused}))),
 ]).then((handles) => print(handles));
 """
 
 
-def test_a_device_without_a_private_file_system_has_no_copy():
-    assert run_snapshot_js(NO_OPFS_JS) == [None, None, None]
+def test_a_device_without_a_store_has_no_copy():
+    assert run_snapshot_js(FAKE_STORAGE_JS + NO_STORE_JS) == [None, None, None, None]
 
 
 KEEP_JS = r"""
-const {keepSnapshot, openKeptSnapshot} = deckModule.exports;
+const {keepSnapshot, openKeptSnapshot, openDeviceStore} = deckModule.exports;
 const [failWrite] = process.argv.slice(1).map(JSON.parse);
 const {storage, files, log} = fakeStorage({}, {failWrite});
+const store = openDeviceStore(fakeWorkerScope({storage}));
 const memory = new TextEncoder().encode('memoria de Python');
-keepSnapshot(storage, memory).then(async () => {
-  const access = await openKeptSnapshot(storage);
+keepSnapshot(store, memory).then(async () => {
+  const access = await openKeptSnapshot(store);
   const back = new Uint8Array(access.getSize());
   access.read(back, {at: 0});
   print({kept: new TextDecoder().decode(back), files: Object.keys(files), log});

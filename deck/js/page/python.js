@@ -3,19 +3,24 @@
 // says when it changes (RUNTIME_EVENT); it never touches the page (the
 // deck's plugin shows the state).
 //
-// Stopping: with cross-origin isolation (COOP/COEP headers) a SharedArrayBuffer
-// lets the page raise KeyboardInterrupt inside the running cell. Without it, or
-// if the cell does not react in time (code stuck inside C), the worker is
-// terminated and a fresh one boots on its own.
+// Stopping: where the browser gives an isolated page (https or localhost, with
+// the COOP/COEP headers) a SharedArrayBuffer, the page raises
+// KeyboardInterrupt inside the running cell. Without one, or if the cell does
+// not react in time (code stuck inside C), the worker is terminated and a
+// fresh one boots on its own; the cell says which of the three was missing.
 //
 // Nothing a cell does can leave a run pending for ever: a run that fails
 // inside the worker (Pyodide's fatal errors included) restarts Python, and a
 // worker that ends by itself (out of memory…) is noticed at once through a
 // Web Lock it holds while alive. Each says so in Spanish on the cell that was
-// running, or in a short message when none was.
+// running, or in a short message when none was. A Python restored from the
+// build's snapshot that breaks that way (or cannot draw its warm-up figure)
+// is not restored again: the next one starts from scratch, and its worker
+// has the device remember that the snapshot does not fit this browser.
 
 import { takeEarlyWorker } from "./earlyworker.js";
 import { EVENT, REQUEST, RUN_STATUS } from "../shared/protocol.js";
+import { UNFIT, composeWorkerName } from "../shared/workerboot.js";
 import { startPolicedWorker } from "./workerstart.js";
 
 /** Python's state in the page, also shown as <html data-python>. */
@@ -27,23 +32,34 @@ export const WORKER_STEP = "worker";
 /**
  * What a PythonRuntime dispatches: "state" {state, failure}, "progress" (the
  * worker's progress payload), "crash" {message} (Python broke or ended
- * while no cell was running, and is being restarted), "busy" (a run was
- * queued) and "idle" (Python is ready and its queue has just emptied: no cell
- * runs or waits).
+ * while no cell was running, and is being restarted), "notice" {message}
+ * (something a person should know about how Python started), "busy" (a run
+ * was queued) and "idle" (Python is ready and its queue has just emptied: no
+ * cell runs or waits).
  */
 export const RUNTIME_EVENT = Object.freeze({
   STATE: "state",
   PROGRESS: "progress",
   CRASH: "crash",
+  NOTICE: "notice",
   BUSY: "busy",
   IDLE: "idle",
 });
 
 const SIGINT = 2;
 
-const STOP_BY_RESTART_MESSAGE =
-  "Ejecución detenida: este servidor no permite interrumpir Python, así que se " +
-  "reinició (tus ediciones se conservan).";
+// Why Stop restarts Python instead of interrupting it, by what is missing (whyStopRestarts).
+const STOP_BY_RESTART_MESSAGE = Object.freeze({
+  insecure:
+    "Ejecución detenida: el navegador solo deja interrumpir Python en páginas servidas por https " +
+    "(o desde este mismo ordenador), así que se reinició (tus ediciones se conservan).",
+  server:
+    "Ejecución detenida: este servidor no envía las cabeceras COOP y COEP que dejan interrumpir Python, " +
+    "así que se reinició (tus ediciones se conservan).",
+  browser:
+    "Ejecución detenida: este navegador no deja interrumpir Python (no ofrece SharedArrayBuffer), " +
+    "así que se reinició (tus ediciones se conservan).",
+});
 const STOP_STUCK_MESSAGE =
   "Ejecución detenida: la celda no respondía a la interrupción y Python se reinició " +
   "(tus ediciones se conservan).";
@@ -57,9 +73,27 @@ const FATAL_MESSAGE = (message) =>
   `Python sufrió un error interno irrecuperable (${message}) y se está reiniciando; ${KEPT}.`;
 const INTERNAL_MESSAGE = (message) =>
   `Error interno al ejecutar la celda (${message}); Python se está reiniciando por si quedó dañado; ${KEPT}.`;
+const RESTORE_BROKE_MESSAGE = (message) =>
+  `Python falló tras arrancar de su memoria preparada (${message}), que no encaja con este navegador: ` +
+  `se reinicia desde cero, como lo hará en este dispositivo; ${KEPT}.`;
+const UNFIT_FOUND_MESSAGE =
+  "Python arrancó desde cero porque su memoria preparada no encaja con este navegador " +
+  "(tarda algo más; este dispositivo lo recordará).";
 const POLICY_FALLBACK_WARNING =
   "dpdeck: este navegador aplica la política de seguridad de la página de otra forma dentro del worker; " +
   "Python arranca sin ella (solo con los controles del propio worker).";
+
+/**
+ * Why Stop must restart Python on a page of `scope` (a window) instead of
+ * interrupting it: "insecure" (not https nor this computer: no isolation at
+ * all), "server" (no COOP/COEP headers), "browser" (isolated, but the browser
+ * offers no SharedArrayBuffer); null when it can interrupt.
+ */
+export function whyStopRestarts(scope) {
+  if (scope.crossOriginIsolated && typeof scope.SharedArrayBuffer === "function") return null;
+  if (!scope.isSecureContext) return "insecure";
+  return scope.crossOriginIsolated ? "browser" : "server";
+}
 
 export class PythonRuntime extends EventTarget {
   /**
@@ -86,10 +120,16 @@ export class PythonRuntime extends EventTarget {
     this.pending = new Map(); // request id → {resolve, reject}
     this.queue = []; // runs waiting for Python
     this.current = null; // the run in progress
-    this.canInterrupt = Boolean(window.crossOriginIsolated && typeof SharedArrayBuffer === "function");
+    this.stopRestarts = whyStopRestarts(window);
+    this.canInterrupt = this.stopRestarts === null;
     this.interruptBuffer = null;
     this.timings = null;
     this.generation = 0;
+    // Whether the Python now running was restored from the build's snapshot,
+    // and, once one such broke, what broke (every later worker is told: boot
+    // from scratch).
+    this.restored = false;
+    this.unfit = null;
     // Started from its own URL instead of a blob: URL (see workerstart.js): only
     // after a browser's policy blocked the deck's own files in the worker.
     this.plainWorker = false;
@@ -120,7 +160,9 @@ export class PythonRuntime extends EventTarget {
     try {
       // The first boot takes the worker the page's first script started (already
       // booting, under the page's policy: earlyworker.js).
-      worker = takeEarlyWorker() || startPolicedWorker(this.workerUrl, { plain: this.plainWorker });
+      worker =
+        (!this.unfit && takeEarlyWorker()) ||
+        startPolicedWorker(this.workerUrl, { plain: this.plainWorker, name: composeWorkerName({ unfit: this.unfit }) });
     } catch (error) {
       this.fail({ step: WORKER_STEP, message: error.message || String(error) });
       return;
@@ -132,7 +174,8 @@ export class PythonRuntime extends EventTarget {
       if (generation !== this.generation) return;
       // While booting this is a failed boot; once ready, an error the worker
       // could not handle (it handles the ones a cell's callbacks raise): start again.
-      if (this.state === PYTHON_STATE.READY) this.crash(UNCAUGHT_MESSAGE(event.message || "sin mensaje"));
+      const message = event.message || "sin mensaje";
+      if (this.state === PYTHON_STATE.READY) this.crash(UNCAUGHT_MESSAGE(message), message);
       else this.fail({ step: this.progress.step || WORKER_STEP, message: event.message || "el worker falló" });
     };
     this.interruptBuffer = this.canInterrupt ? new Int32Array(new SharedArrayBuffer(4)) : null;
@@ -159,9 +202,13 @@ export class PythonRuntime extends EventTarget {
           pageMs: Math.round(performance.now() - started),
           readyAtMs: Math.round(performance.now()),
         };
+        const { snapshot, packagesCopy, warmupFigure } = result.timings;
+        this.restored = Boolean(snapshot && snapshot.used);
         this.setState(PYTHON_STATE.READY);
         this.pump();
-        const { snapshot, packagesCopy, warmupFigure } = result.timings;
+        if (snapshot && snapshot.unfit === UNFIT.FOUND) {
+          this.dispatchEvent(new CustomEvent(RUNTIME_EVENT.NOTICE, { detail: { message: UNFIT_FOUND_MESSAGE } }));
+        }
         if (warmupFigure === false) this.warmWhenQuiet(generation);
         if ((snapshot && snapshot.keep) || (packagesCopy && packagesCopy.keep)) this.keepCopiesWhenQuiet(generation);
       },
@@ -197,14 +244,17 @@ export class PythonRuntime extends EventTarget {
   /**
    * Once Python has been quiet for `ms` (ready, no cell running), sends the
    * request `type` to this generation's worker and hands its result to
-   * `then`: the worker's own chores, out of the way of the cells a person runs.
+   * `then`, or its error to `failed` (unless that worker is gone by then):
+   * the worker's own chores, out of the way of the cells a person runs.
    */
-  requestWhenQuiet(generation, ms, type, then) {
+  requestWhenQuiet(generation, ms, type, then, failed = () => {}) {
     this.afterQuiet(
       ms,
       () => {
         if (generation !== this.generation || !this.worker) return;
-        this.request(type, {}).then(then, () => {});
+        this.request(type, {}).then(then, (error) => {
+          if (generation === this.generation) failed(error);
+        });
       },
       { readyOnly: true },
     );
@@ -214,12 +264,23 @@ export class PythonRuntime extends EventTarget {
    * Python was restored from its snapshot, whose boot leaves the throwaway
    * figure of the warm-up (warmup.js) to this: once Python has been quiet for
    * warmQuietMs, the worker draws it, and the browser compiles the drawing
-   * code before the first figure a person asks for.
+   * code before the first figure a person asks for. A figure it cannot draw
+   * says the restored Python is broken: Python restarts from scratch.
    */
   warmWhenQuiet(generation) {
-    this.requestWhenQuiet(generation, this.warmQuietMs, REQUEST.WARM, ({ drawn }) => {
-      this.stats.figureWarmed = drawn;
-    });
+    this.requestWhenQuiet(
+      generation,
+      this.warmQuietMs,
+      REQUEST.WARM,
+      ({ drawn }) => {
+        this.stats.figureWarmed = drawn;
+      },
+      (error) => {
+        this.stats.figureWarmed = false;
+        const message = (error && error.message) || String(error);
+        this.crash(FATAL_MESSAGE(message), message);
+      },
+    );
   }
 
   /**
@@ -238,8 +299,18 @@ export class PythonRuntime extends EventTarget {
     });
   }
 
-  /** Python broke or ended: the running cell says why (or the page does), and a new Python boots. */
-  crash(message) {
+  /**
+   * Python broke or ended: the running cell says why (or the page does), and
+   * a new Python boots. `broke`: what broke inside Python (an internal error,
+   * not the worker ending); after a restore from the build's snapshot, every
+   * later Python starts from scratch (`this.unfit`) and the message says so.
+   */
+  crash(message, broke = null) {
+    if (broke && this.restored) {
+      this.unfit = broke;
+      message = RESTORE_BROKE_MESSAGE(broke);
+    }
+    this.restored = false;
     if (!this.current) this.dispatchEvent(new CustomEvent(RUNTIME_EVENT.CRASH, { detail: { message } }));
     this.stats.restarts += 1;
     this.terminate(message, RUN_STATUS.ERROR);
@@ -435,7 +506,7 @@ export class PythonRuntime extends EventTarget {
         this.restart(STOP_STUCK_MESSAGE);
       }, this.interruptGraceMs);
     } else {
-      this.restart(STOP_BY_RESTART_MESSAGE);
+      this.restart(STOP_BY_RESTART_MESSAGE[this.stopRestarts]);
     }
   }
 
@@ -465,7 +536,7 @@ export class PythonRuntime extends EventTarget {
         // A run that failed inside the worker (not the cell's own error, which
         // is a normal result) may have left Python broken: start a new one.
         const message = (error && error.message) || String(error);
-        this.crash(error && error.fatal ? FATAL_MESSAGE(message) : INTERNAL_MESSAGE(message));
+        this.crash(error && error.fatal ? FATAL_MESSAGE(message) : INTERNAL_MESSAGE(message), message);
       },
     );
   }

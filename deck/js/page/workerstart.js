@@ -15,16 +15,19 @@
 // blocks the deck's own files inside the blob worker (python.js falls back to
 // it once, and says so in the console).
 
+import { composeWorkerName } from "../shared/workerboot.js";
+
 /**
  * A Worker running js/worker.js (`workerUrl`, absolute). `plain`: start it
- * from its own URL instead of a blob: URL.
+ * from its own URL instead of a blob: URL. `name`: the worker's name, which
+ * carries what the page asks of its boot (shared/workerboot.js).
  */
-export function startPolicedWorker(workerUrl, { plain = false } = {}) {
-  if (plain) return new Worker(workerUrl);
+export function startPolicedWorker(workerUrl, { plain = false, name = composeWorkerName() } = {}) {
+  if (plain) return new Worker(workerUrl, { name });
   const source = `self.dpdeckWorkerUrl = ${JSON.stringify(workerUrl)};\nimportScripts(self.dpdeckWorkerUrl);\n`;
   const blobUrl = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
   try {
-    return new Worker(blobUrl);
+    return new Worker(blobUrl, { name });
   } finally {
     // The worker has read its script by the time it runs; the URL is not needed again.
     setTimeout(() => URL.revokeObjectURL(blobUrl), 60_000);

@@ -5,6 +5,7 @@
 // started when the worker starts.
 
 import { BOOT_STAGE } from "../shared/protocol.js";
+import { UNFIT } from "../shared/workerboot.js";
 import { checkUrl, takeViolations } from "./netguard.js";
 import { FORGET_LISTINGS_PY, forgetListings, installWheels, unpackWheel } from "./wheels.js";
 import { KEPT_PACKAGES, PACKAGES_SOURCE, composePackagesCopy, listLibraries, readKeptPackages } from "./packagecopy.js";
@@ -15,9 +16,12 @@ import {
   SnapshotError,
   computeIntegrity,
   fillSnapshot,
+  identifySnapshot,
   inflateSnapshot,
   openKeptFile,
   openKeptSnapshot,
+  readUnfitSnapshot,
+  rememberUnfitSnapshot,
   restorePyodide,
 } from "./snapshot.js";
 import {
@@ -28,7 +32,7 @@ import {
   readStreamCounted,
   unpackWheels,
 } from "./downloads.js";
-import { WORKER_URL, cellScope, deviceStorage, state } from "./state.js";
+import { WORKER_URL, bootOptions, cellScope, deviceStore, state } from "./state.js";
 
 // The page writes SIGINT into a SharedArrayBuffer to stop a running cell.
 // Python (CPython's Emscripten port, every 50 bytecodes) reads that slot and
@@ -196,7 +200,9 @@ async function fetchSnapshot(description, baseUrl, target, mark) {
 
 // Pyodide restored from the snapshot (snapshot.js) while it and the wheels'
 // libraries still arrive, then given fresh entropy (AFTER_RESTORE_PY). Throws
-// on any mismatch. `timings` gets the restore's steps (ms).
+// on any mismatch; a failure once the memory is back says the snapshot does
+// not fit this browser (SnapshotError `unfit`). `timings` gets the restore's
+// steps (ms).
 async function restoreFromSnapshot(description, snapshot, libraries, pyodideUrl, options, timings) {
   const started = performance.now();
   // loadPyodide loads pyodide.asm.js only when it is not loaded yet; the
@@ -210,8 +216,15 @@ async function restoreFromSnapshot(description, snapshot, libraries, pyodideUrl,
     ready: snapshot.ready,
     readLibraries: libraries.then((files) => (file) => files.get(file)),
     libraries: description.libraries,
+    table: description.table,
   });
-  restored.pyodide.runPython(AFTER_RESTORE_PY);
+  try {
+    restored.pyodide.runPython(AFTER_RESTORE_PY);
+  } catch (error) {
+    throw new SnapshotError(`Python falló al salir de la instantánea (${(error && error.message) || error})`, {
+      unfit: true,
+    });
+  }
   Object.assign(timings, restored.timings, { total: Math.round(performance.now() - started) });
   return restored.pyodide;
 }
@@ -234,7 +247,7 @@ function loadPackages(preload, baseUrl, kept, copy) {
     }
     copy.source = PACKAGES_SOURCE.DOWNLOAD;
     return downloaded.wheels.then((unpacked) => {
-      if (deviceStorage && preload.length) {
+      if (state.store && preload.length) {
         state.packagesToKeep = composePackagesCopy(preload, unpacked);
         copy.keep = true;
       }
@@ -247,19 +260,51 @@ function loadPackages(preload, baseUrl, kept, copy) {
   return { wheels, libraries };
 }
 
+// Records on the device, without holding the boot up, that the snapshot
+// `description` does not fit this browser (snapshot.js).
+async function rememberUnfit(description, reason) {
+  try {
+    await rememberUnfitSnapshot(state.store, await identifySnapshot(description), reason);
+  } catch (error) {
+    console.warn(`dpdeck: este dispositivo no pudo recordar que la instantánea no encaja (${error.message || error})`);
+  }
+}
+
+// Why this boot does not try the build's snapshot `description`, or null:
+// the page says a Python restored from it broke (the device remembers it from
+// now on), or the device remembers (`unfitRecord`, a promise of
+// readUnfitSnapshot's record) that this very snapshot did not fit.
+// {reason, unfit: UNFIT.TOLD | UNFIT.REMEMBERED}.
+async function refuseSnapshot(description, unfitRecord) {
+  if (bootOptions.unfit) {
+    rememberUnfit(description, bootOptions.unfit);
+    return { reason: bootOptions.unfit, unfit: UNFIT.TOLD };
+  }
+  const record = await unfitRecord;
+  if (record && record.snapshot === (await identifySnapshot(description))) {
+    return { reason: record.reason, unfit: UNFIT.REMEMBERED };
+  }
+  return null;
+}
+
 async function boot(base) {
   const baseUrl = new URL(base, WORKER_URL);
   const timings = {};
   const bootStarted = performance.now();
-  // The device's copies of the snapshot and the packages are looked for at once: the first visit
-  // of a device takes a moment to open its storage.
-  const keptSnapshot = openKeptSnapshot(deviceStorage);
-  const keptPackages = openKeptFile(deviceStorage, KEPT_PACKAGES.FILE);
+  // The device's copies of the snapshot and the packages, and its memory of a
+  // snapshot that did not fit, are looked for at once: the first visit of a
+  // device takes a moment to open its store.
+  const keptSnapshot = openKeptSnapshot(deviceStore);
+  const keptPackages = openKeptFile(deviceStore, KEPT_PACKAGES.FILE);
+  const unfitRecord = readUnfitSnapshot(deviceStore);
   let runtime;
   timings.runtime = await step(BOOT_STAGE.RUNTIME, async () => {
     runtime = await fetchJson(new URL("runtime.json", baseUrl), "runtime.json");
   });
   state.totalBytes = runtime.bytes || 0;
+  state.store = await deviceStore;
+  timings.store = state.store ? state.store.kind : null;
+  const refusal = runtime.snapshot ? await refuseSnapshot(runtime.snapshot, unfitRecord) : null;
   const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
   // The wheels download and unpack while the interpreter starts, unless the device's copy has them.
   const packagesCopy = { source: null, keep: false };
@@ -277,7 +322,7 @@ async function boot(base) {
     marks[name] = Math.round(performance.now() - bootStarted);
   };
   let snapshot = null;
-  if (runtime.snapshot) {
+  if (runtime.snapshot && !refusal) {
     const bytes = new Uint8Array(runtime.snapshot.size);
     snapshot = { bytes, source: null };
     snapshot.ready = fillSnapshot({
@@ -297,7 +342,9 @@ async function boot(base) {
   }
   wheels.then(() => mark("wheelsAt"), () => {});
   libraries.then(() => mark("librariesAt"), () => {});
-  let restored = { used: false, error: snapshot ? null : "el mazo no trae instantánea" };
+  let restored = refusal
+    ? { used: false, error: refusal.reason, unfit: refusal.unfit }
+    : { used: false, error: snapshot ? null : "el mazo no trae instantánea" };
 
   timings.core = await step(BOOT_STAGE.CORE, async () => {
     try {
@@ -313,8 +360,15 @@ async function boot(base) {
         restored = { used: true, error: null, source: snapshot.source, keep: false, steps, marks };
       } catch (error) {
         // Any mismatch (another Pyodide, a damaged or missing file…) costs
-        // only the time tried: Python then starts from scratch.
+        // only the time tried: Python then starts from scratch. One that says
+        // the snapshot does not fit this browser is remembered on the device.
         restored = { used: false, error: String((error && error.message) || error) };
+        if (error && error.unfit) {
+          restored.unfit = UNFIT.FOUND;
+          if (error.found) restored.table = error.found;
+          rememberUnfit(runtime.snapshot, restored.error);
+        }
+        state.pyodide = null;
         console.warn(`dpdeck: Python arranca desde cero; la instantánea no se pudo restaurar (${restored.error})`);
       }
     }
@@ -376,7 +430,7 @@ async function boot(base) {
   emitProgress();
   timings.total = Math.round(performance.now() - bootStarted);
   // A download worth keeping on this device: the page asks for it once Python is quiet.
-  if (restored.used && snapshot.source === SNAPSHOT_SOURCE.DOWNLOAD && deviceStorage && runtime.snapshot.memoryIntegrity) {
+  if (restored.used && snapshot.source === SNAPSHOT_SOURCE.DOWNLOAD && state.store && runtime.snapshot.memoryIntegrity) {
     state.snapshotToKeep = snapshot.bytes;
     restored.keep = true;
   }

@@ -1,6 +1,6 @@
 // The device's copy of Python's packages: every file of the wheels the boot
 // installs (runtime.json's `preload`: numpy, matplotlib and what they need),
-// already unpacked, in one file of the origin's private file system, kept
+// already unpacked, in one file of the device's store (devicestore.js), kept
 // beside the snapshot's copy (snapshot.js) once Python has been quiet a while.
 // A later boot reads and checks it (35 MB) instead of having the service
 // worker hand over 15 MB of wheels and inflating them on the worker's thread:
@@ -20,7 +20,7 @@
 
 import { computeIntegrity, keepFile } from "./snapshot.js";
 
-/** The copy's name in the origin's private file system, and its layout's version. */
+/** The copy's name in the device's store, and its layout's version. */
 export const KEPT_PACKAGES = Object.freeze({ FILE: "dpdeck-python-packages.bin", VERSION: 1 });
 /** Where the boot's packages came from (timings.packagesCopy.source). */
 export const PACKAGES_SOURCE = Object.freeze({ KEPT: "kept", DOWNLOAD: "download" });
@@ -54,14 +54,15 @@ export function composePackagesCopy(preload, wheels) {
 }
 
 /**
- * Keeps a composed copy (composePackagesCopy) as the device's copy, whole or
- * not at all; its SHA-256 is computed here. Throws what the storage throws.
+ * Keeps a composed copy (composePackagesCopy) as the device's copy in `store`
+ * (devicestore.js, or a promise of it); its SHA-256 is computed here. Throws
+ * what the storage throws.
  */
-export async function keepPackages(storage, { header, data }) {
+export async function keepPackages(store, { header, data }) {
   const text = new TextEncoder().encode(JSON.stringify({ ...header, integrity: await computeIntegrity(data) }));
   const length = new Uint8Array(LENGTH_BYTES);
   new DataView(length.buffer).setUint32(0, text.byteLength, true);
-  await keepFile(storage, KEPT_PACKAGES.FILE, [length, text, data]);
+  await keepFile(store, KEPT_PACKAGES.FILE, [length, text, data]);
 }
 
 function sameWheels(entries, preload) {

@@ -132,7 +132,14 @@ function restoreLostRefusal(result, refused) {
   lost.traceback = lost.traceback.replace(`SystemError: ${LOST_JS_ERROR}`, `pyodide.ffi.JsException: ${message}`);
 }
 
+// After a fatal error (Pyodide then says so in the console) a call into
+// Python answers nothing at all: that is the fatal error, not a cell's result.
 function toPlain(proxy) {
+  if (!proxy) {
+    throw Object.assign(new Error("Python dejó de responder tras un error interno de WebAssembly"), {
+      pyodide_fatal_error: true,
+    });
+  }
   const value = proxy.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
   proxy.destroy();
   return value;

@@ -15,16 +15,26 @@
 // Emscripten places a library at recorded addresses when it is given a
 // handle (libc's `struct dso`, emscripten/dynlink.h) whose flag says it is
 // already placed; the same field layout records where a first load put it.
+// What else a restore needs of the table of functions, and the check that it
+// came out as the build left it, are functiontable.js's.
 
 // Offsets in the handle: a one-byte «placed» flag, then memory base, memory
 // size, table base and table size, as 32-bit words.
-const HANDLE = { PLACED: 8, MEMORY_BASE: 12, TABLE_BASE: 20, SIZE: 64 };
+const HANDLE = { PLACED: 8, MEMORY_BASE: 12, TABLE_BASE: 20, TABLE_SIZE: 24, SIZE: 64 };
 const LOAD_FLAGS = { loadAsync: true, nodelete: true, allowUndefined: true };
 
+import { FunctionTableMatcher, describeFunctionTable, tableFits } from "./functiontable.js";
+
+/**
+ * A snapshot that cannot be restored. `unfit`: it was restored as far as its
+ * table of functions, which came out unlike the build's: it does not fit
+ * this browser (another download would not help).
+ */
 export class SnapshotError extends Error {
-  constructor(message) {
+  constructor(message, { unfit = false } = {}) {
     super(message);
     this.name = "SnapshotError";
+    this.unfit = unfit;
   }
 }
 
@@ -47,8 +57,9 @@ function withHandle(Module, use) {
 /**
  * Loads the libraries of unpacked wheels (wheels.js) from site-packages, in
  * the wheels' order, and returns where each went:
- * [{file, path, memoryBase, tableBase}] (`file` relative to site-packages,
- * `path` where it was loaded from), the list a snapshot restores them from.
+ * [{file, path, memoryBase, tableBase, tableSize}] (`file` relative to
+ * site-packages, `path` where it was loaded from; `tableSize` the slots its
+ * element segment fills), the list a snapshot restores them from.
  */
 export async function loadRecordingLibraries(pyodide, wheels, sitePackages) {
   const Module = pyodide._module;
@@ -69,6 +80,7 @@ export async function loadRecordingLibraries(pyodide, wheels, sitePackages) {
           path,
           memoryBase: Module.HEAPU32[(handle + HANDLE.MEMORY_BASE) >> 2],
           tableBase: Module.HEAPU32[(handle + HANDLE.TABLE_BASE) >> 2],
+          tableSize: Module.HEAPU32[(handle + HANDLE.TABLE_SIZE) >> 2],
         });
       }
     }
@@ -79,16 +91,19 @@ export async function loadRecordingLibraries(pyodide, wheels, sitePackages) {
 /**
  * Instantiates each recorded library again at its recorded addresses;
  * `readLibrary(file)` gives its bytes. Run before the memory is restored.
+ * `matcher` (functiontable.js) lays each library's slots out as V8 does.
  */
-export async function placeLibraries(Module, libraries, readLibrary) {
+export async function placeLibraries(Module, libraries, readLibrary, matcher = new FunctionTableMatcher()) {
   await withHandle(Module, async (handle) => {
-    for (const { file, path, memoryBase, tableBase } of libraries) {
+    for (const { file, path, memoryBase, tableBase, tableSize = 0 } of libraries) {
       const bytes = readLibrary(file);
       if (!bytes) throw new SnapshotError(`falta ${file}, que la instantánea necesita`);
       Module.HEAPU8[handle + HANDLE.PLACED] = 1;
       Module.HEAPU32[(handle + HANDLE.MEMORY_BASE) >> 2] = memoryBase;
       Module.HEAPU32[(handle + HANDLE.TABLE_BASE) >> 2] = tableBase;
-      await loadLibrary(Module, path, bytes, handle);
+      await matcher.library(Module.wasmTable, tableBase, tableBase + tableSize, () =>
+        loadLibrary(Module, path, bytes, handle),
+      );
     }
   });
 }
@@ -124,44 +139,34 @@ export async function computeIntegrity(bytes) {
 // ---------------------------------------------------------- the device's copy
 
 // After a device's first restore, the worker keeps the inflated snapshot in
-// the origin's private file system (OPFS) once Python has been quiet a while
-// (the page asks: the `keep` request). A later boot reads it back (about
-// 50 ms, then 100 to 160 ms to check it) instead of downloading 16 MB and inflating
-// them into 63 MB, which took the worker about a third of a second on a
-// two-core laptop, beside everything else it does. The copy is used only if
-// its SHA-256 is the build's (runtime.json's `memoryIntegrity`): a copy of
-// another build, cut short or changed is ignored, and replaced when Python is
-// quiet again. Where there is no OPFS (an http:// address other than
-// localhost), every boot downloads the snapshot.
+// the device's store (devicestore.js: the origin's private file system, or
+// IndexedDB) once Python has been quiet a while (the page asks: the `keep`
+// request). A later boot reads it back (about 50 ms, then 100 to 160 ms to
+// check it) instead of downloading 16 MB and inflating them into 63 MB, which
+// took the worker about a third of a second on a two-core laptop, beside
+// everything else it does. The copy is used only if its SHA-256 is the
+// build's (runtime.json's `memoryIntegrity`): a copy of another build, cut
+// short or changed is ignored, and replaced when Python is quiet again. Where
+// the device has no store, every boot downloads the snapshot.
 
-/** The copy's name in the origin's private file system (at its root: one step less to find it). */
+/** The copy's name in the device's store. */
 export const KEPT_SNAPSHOT = Object.freeze({ FILE: "dpdeck-python-snapshot.bin" });
 /** Where a restored snapshot came from (timings.snapshot.source). */
 export const SNAPSHOT_SOURCE = Object.freeze({ KEPT: "kept", DOWNLOAD: "download" });
 
 /**
- * The device's copy opened for reading (a synchronous access handle, read
- * only: two tabs may read it at once), or null: no copy, or no OPFS here.
- * `storage` is the worker's navigator.storage.
+ * The device's copy opened for reading (as a synchronous access handle reads:
+ * getSize, read, close), or null: no copy, or no store here. `store` is the
+ * worker's device store (devicestore.js), or a promise of it.
  */
-export function openKeptSnapshot(storage) {
-  return openKeptFile(storage, KEPT_SNAPSHOT.FILE);
+export function openKeptSnapshot(store) {
+  return openKeptFile(store, KEPT_SNAPSHOT.FILE);
 }
 
-/**
- * A file the worker keeps on the device (at the root of the origin's private
- * file system) opened for reading, as openKeptSnapshot; null if there is none.
- */
-export async function openKeptFile(storage, name) {
-  try {
-    if (!storage || typeof storage.getDirectory !== "function") return null;
-    const root = await storage.getDirectory();
-    const file = await root.getFileHandle(name);
-    if (typeof file.createSyncAccessHandle !== "function") return null;
-    return await file.createSyncAccessHandle({ mode: "read-only" });
-  } catch {
-    return null;
-  }
+/** A file the worker keeps in the device's store, opened for reading as openKeptSnapshot; null if there is none. */
+export async function openKeptFile(store, name) {
+  const opened = await store;
+  return opened ? opened.open(name) : null;
 }
 
 // The copy's bytes in `target` if it is the build's snapshot (its size and
@@ -206,53 +211,104 @@ export async function fillSnapshot({ target, kept, memoryIntegrity, download, ma
 
 /**
  * Keeps `bytes` (an inflated snapshot that Python was just restored from) as
- * the device's copy. A writable stream swaps the file whole when it closes,
- * so a reader never sees half a copy. Throws what the storage throws (no
- * room, another tab writing).
+ * the device's copy. Throws what the storage throws (no room, another tab
+ * writing).
  */
-export function keepSnapshot(storage, bytes) {
-  return keepFile(storage, KEPT_SNAPSHOT.FILE, [bytes]);
+export function keepSnapshot(store, bytes) {
+  return keepFile(store, KEPT_SNAPSHOT.FILE, [bytes]);
 }
 
-/** Writes `parts` (byte arrays, in order) as the kept file `name`, whole or not at all, as keepSnapshot. */
-export async function keepFile(storage, name, parts) {
-  const root = await storage.getDirectory();
-  const file = await root.getFileHandle(name, { create: true });
-  const writable = await file.createWritable();
+/** Writes `parts` (byte arrays, in order) as the kept file `name` (devicestore.js says how whole). */
+export async function keepFile(store, name, parts) {
+  const opened = await store;
+  if (!opened) throw new Error("este navegador no deja guardar copias en el dispositivo");
+  await opened.write(name, parts);
+}
+
+// ---------------------------------------------------------- a snapshot that does not fit
+
+// A restore whose table of functions comes out unlike the build's, or after
+// which Python breaks, says that this snapshot does not fit this browser.
+// The device then remembers it (one small record in its store, of the last
+// such snapshot), and its later visits start Python from scratch without
+// downloading the snapshot again; a new build ships another snapshot, which
+// is tried.
+
+/** The record's name in the device's store. */
+export const UNFIT_SNAPSHOT = Object.freeze({ FILE: "dpdeck-python-snapshot-unfit.json" });
+
+/** What names a build's snapshot (its whole description in runtime.json, hashed): each build's is its own. */
+export function identifySnapshot(description) {
+  return computeIntegrity(new TextEncoder().encode(JSON.stringify(description)));
+}
+
+/** The device's record of a snapshot that did not fit ({snapshot, reason}), or null. */
+export async function readUnfitSnapshot(store) {
+  const access = await openKeptFile(store, UNFIT_SNAPSHOT.FILE);
+  if (!access) return null;
   try {
-    for (const part of parts) await writable.write(part);
-    await writable.close();
-  } catch (error) {
-    await writable.abort().catch(() => {});
-    throw error;
+    const bytes = new Uint8Array(access.getSize());
+    access.read(bytes, { at: 0 });
+    const record = JSON.parse(new TextDecoder().decode(bytes));
+    return record && typeof record.snapshot === "string" ? record : null;
+  } catch {
+    return null;
+  } finally {
+    access.close();
   }
+}
+
+/** Records on the device that the snapshot `identity` (identifySnapshot) does not fit this browser, and why. */
+export function rememberUnfitSnapshot(store, identity, reason) {
+  const record = JSON.stringify({ snapshot: identity, reason: String(reason).slice(0, 500) });
+  return keepFile(store, UNFIT_SNAPSHOT.FILE, [new TextEncoder().encode(record)]);
 }
 
 /**
  * Pyodide restored from a snapshot: `loadPyodide(options)` with Emscripten's
  * module creation wrapped so that, once the module exists, the libraries are
- * placed, before Pyodide copies the memory back. The module is created while
- * the snapshot still arrives: `snapshot` (Uint8Array of its final size) is
- * filled when `ready` resolves, and `readLibraries` resolves to a function
- * giving a library's bytes by its path in site-packages. `scope` holds
- * `_createPyodideModule` (pyodide.asm.js, loaded already); it is put back as
- * it was whether or not the restore works. Returns {pyodide, timings}: when
- * the module existed, what it then waited for, and placing the libraries (ms).
+ * placed and the table of functions checked against `table` (what the build
+ * recorded: functiontable.js), before Pyodide copies the memory back. The
+ * module is created while the snapshot still arrives: `snapshot` (Uint8Array
+ * of its final size) is filled when `ready` resolves, and `readLibraries`
+ * resolves to a function giving a library's bytes by its path in
+ * site-packages. `scope` holds `_createPyodideModule` (pyodide.asm.js, loaded
+ * already); it is put back as it was whether or not the restore works.
+ * Returns {pyodide, timings}: when the module existed, what it then waited
+ * for, placing the libraries and checking the table (ms), and how many slots
+ * had to be laid out as V8 lays them (`tableMatched`). A table unlike the
+ * build's throws a SnapshotError marked `unfit`, whose `found` says what it was.
  */
-export async function restorePyodide({ scope, loadPyodide, options, snapshot, ready, readLibraries, libraries }) {
+export async function restorePyodide({ scope, loadPyodide, options, snapshot, ready, readLibraries, libraries, table }) {
   const createModule = scope._createPyodideModule;
   if (typeof createModule !== "function") throw new SnapshotError("pyodide.asm.js no está cargado");
+  if (!table) throw new SnapshotError("runtime.json no dice cómo era la tabla de funciones de la instantánea");
   const started = performance.now();
   const timings = {};
   const since = (time) => Math.round(performance.now() - time);
   scope._createPyodideModule = async (settings) => {
+    const matcher = new FunctionTableMatcher();
+    matcher.watchMain(settings);
     const Module = await createModule(settings);
     timings.module = since(started);
     const [, readLibrary] = await Promise.all([ready, readLibraries]);
     timings.waited = since(started) - timings.module;
     const placing = performance.now();
-    await placeLibraries(Module, libraries, readLibrary);
+    await placeLibraries(Module, libraries, readLibrary, matcher);
     timings.libraries = since(placing);
+    const checking = performance.now();
+    const found = describeFunctionTable(Module);
+    timings.tableCheck = since(checking);
+    timings.tableMatched = matcher.matched;
+    if (!tableFits(found, table)) {
+      const error = new SnapshotError(
+        `la tabla de funciones de este navegador no es la de la instantánea ` +
+          `(${found.length} entradas, ${found.got}; se esperaban ${table.length}, ${table.got})`,
+        { unfit: true },
+      );
+      error.found = found;
+      throw error;
+    }
     return Module;
   };
   try {

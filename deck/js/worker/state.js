@@ -3,15 +3,21 @@
 // one cell leaves behind (cellscope.js). Every other worker module reads them
 // from here.
 
+import { readWorkerName } from "../shared/workerboot.js";
 import { CellScope, natives } from "./cellscope.js";
+import { openDeviceStore } from "./devicestore.js";
 
 // This script's own URL (js/worker.js): a blob: worker is told it, since its
 // location is the blob's, which cannot resolve a relative URL.
 export const WORKER_URL = typeof self.dpdeckWorkerUrl === "string" ? self.dpdeckWorkerUrl : self.location.href;
 
-// The origin's storage (a copy of Python's snapshot is kept there), taken
-// before any cell runs; absent outside secure contexts.
-export const deviceStorage = self.navigator ? self.navigator.storage : undefined;
+// The device's store (devicestore.js: the copies of Python's snapshot and
+// packages are kept there), opened before any cell runs; a promise of it, or
+// of null where the device keeps nothing.
+export const deviceStore = openDeviceStore(self);
+
+// What the page asked of this worker's boot (shared/workerboot.js).
+export const bootOptions = readWorkerName(self.name);
 
 export const state = {
   pyodide: null,

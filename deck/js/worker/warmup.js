@@ -57,6 +57,9 @@ figure, axes = plt.subplots()
 plt.close(figure)
 `;
 
+// Where the cells' runner lives: every warm-up cell runs through it, as a cell does.
+const CELLRUN = "dpdeck.classroom.cellrun";
+
 function callPython(pyodide, moduleName, functionName) {
   const module = pyodide.pyimport(moduleName);
   const python = module[functionName];
@@ -72,14 +75,14 @@ function callPython(pyodide, moduleName, functionName) {
 export function importWarm(pyodide, onImported = () => {}) {
   for (const name of WARM_IMPORTS) {
     const started = performance.now();
-    if (name === "matplotlib.pyplot") callPython(pyodide, "dpdeck.classroom.cellrun", "prepare_matplotlib");
+    if (name === "matplotlib.pyplot") callPython(pyodide, CELLRUN, "prepare_matplotlib");
     pyodide.pyimport(name).destroy();
     onImported(name, Math.round(performance.now() - started));
   }
 }
 
 function runWarmupCells(pyodide, cells) {
-  const runCell = pyodide.pyimport("dpdeck.classroom.cellrun").run_cell;
+  const runCell = pyodide.pyimport(CELLRUN).run_cell;
   for (const cell of cells) runCell.callKwargs(cell, { cell_id: "arranque" }).destroy();
   return runCell;
 }
@@ -94,7 +97,32 @@ export function warmRestoredPython(pyodide) {
   return runWarmupCells(pyodide, [PYPLOT_CELL]);
 }
 
-/** The rest of a restored Python's warm-up, once it is quiet (the `warm` request): the throwaway figure. */
+/**
+ * The rest of a restored Python's warm-up, once it is quiet (the `warm`
+ * request): the throwaway figure, through run_cell. Returns how it ended:
+ * {status, error} (run_cell's status; the error output's "name: message",
+ * or null).
+ */
 export function drawThrowawayFigure(pyodide) {
-  runWarmupCells(pyodide, [WARMUP_CELL]);
+  const runCell = pyodide.pyimport(CELLRUN).run_cell;
+  let outcome;
+  try {
+    outcome = runCell.callKwargs(WARMUP_CELL, { cell_id: "arranque" });
+  } finally {
+    runCell.destroy();
+  }
+  if (!outcome) throw new Error("Python no devolvió nada al dibujar la figura de prueba");
+  try {
+    const status = outcome.get("status");
+    const outputs = outcome.get("outputs");
+    let error = null;
+    for (const output of outputs) {
+      if (output.get("ename")) error = `${output.get("ename")}: ${output.get("evalue")}`;
+      output.destroy();
+    }
+    outputs.destroy();
+    return { status, error };
+  } finally {
+    outcome.destroy();
+  }
 }

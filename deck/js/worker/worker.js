@@ -20,7 +20,7 @@
 // runs a cell, downloads.js counts what the boot downloads, state.js holds
 // what they share.
 
-import { REQUEST } from "../shared/protocol.js";
+import { REQUEST, RUN_STATUS } from "../shared/protocol.js";
 import { natives } from "./cellscope.js";
 import { blockedOwnFiles, installNetworkGuard, takeViolations } from "./netguard.js";
 import { keepPackages } from "./packagecopy.js";
@@ -29,7 +29,7 @@ import { drawThrowawayFigure } from "./warmup.js";
 import { countFetches } from "./downloads.js";
 import { applyInterruptBuffer, failBoot, startBoot } from "./boot.js";
 import { afterViolations, check, lab, run } from "./run.js";
-import { WORKER_URL, deviceStorage, post, state } from "./state.js";
+import { WORKER_URL, deviceStore, post, state } from "./state.js";
 
 // A listener no cell can replace (`js.self.onmessage = …` changes nothing here).
 natives.addEventListener("message", async (event) => {
@@ -107,11 +107,16 @@ async function answerBoot({ base, interruptBuffer, lifeLock }) {
   }
 }
 
-// The throwaway figure a restored Python's boot left for when it is quiet (warmup.js); {drawn}.
+// The throwaway figure a restored Python's boot left for when it is quiet
+// (warmup.js); {drawn}. A figure that cannot be drawn is an error: the page
+// then knows the restored Python is broken (python.js).
 async function answerWarm() {
   if (!state.figureToWarm) return { result: { drawn: false } };
   state.figureToWarm = false;
-  drawThrowawayFigure(state.pyodide);
+  const { status, error } = drawThrowawayFigure(state.pyodide);
+  if (status !== RUN_STATUS.DONE) {
+    throw new Error(`la figura de prueba no se pudo dibujar (${error || status})`);
+  }
   return { result: { drawn: true } };
 }
 
@@ -128,7 +133,7 @@ async function answerKeep() {
   state.packagesToKeep = null;
   if (!copies.length) return { result: { kept: false } };
   try {
-    for (const [keep, copy] of copies) await keep(deviceStorage, copy);
+    for (const [keep, copy] of copies) await keep(deviceStore, copy);
     return { result: { kept: true } };
   } catch (error) {
     return { result: { kept: false, reason: String((error && error.message) || error) } };

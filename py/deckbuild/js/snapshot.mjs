@@ -9,11 +9,12 @@
 // JOB.json: {
 //   pyodideModule: the path of pyodide.mjs (the npm package of the same version),
 //   indexURL:      the deck's pyodide/ folder (pyodide.asm.*, python_stdlib.zip, lock),
-//   deckScripts:   the folder of wheels.js, snapshot.js and warmup.js,
+//   deckScripts:   the folder of wheels.js, snapshot.js, functiontable.js and warmup.js,
 //   wheels:        the wheels in the order the worker installs them (dpdeck's last),
 //   output:        where the gzip-compressed snapshot goes
 // }
-// REPORT.json: {libraries: [{path, memoryBase, tableBase}], bytes, log}.
+// REPORT.json: {libraries: [{file, path, memoryBase, tableBase, tableSize}],
+//               table: {length, got} (functiontable.js: what a restore must find), bytes, log}.
 
 import fs from "node:fs";
 import path from "node:path";
@@ -65,6 +66,7 @@ async function main() {
   const { loadPyodide } = await import(pathToFileURL(job.pyodideModule).href);
   const { forgetListings, installWheels, unpackWheel } = await importScript("wheels.js");
   const { BEFORE_SNAPSHOT_PY, loadRecordingLibraries } = await importScript("snapshot.js");
+  const { describeFunctionTable } = await importScript("functiontable.js");
   const { drawWarmupFigure, importWarm } = await importScript("warmup.js");
 
   fixEntropyAndClock();
@@ -83,6 +85,8 @@ async function main() {
   }
   await installWheels(pyodide, wheels, sitePackages, { loadLibraries: false, recordPackages: false });
   const libraries = await loadRecordingLibraries(pyodide, wheels, sitePackages);
+  // Where a restore checks it: once the same libraries are placed, before the memory is back.
+  const table = describeFunctionTable(pyodide._module);
   forgetListings(pyodide);
 
   importWarm(pyodide);
@@ -95,7 +99,7 @@ async function main() {
   const temporary = `${job.output}.${process.pid}.tmp`;
   fs.writeFileSync(temporary, zlib.gzipSync(snapshot, { level: 6 }));
   fs.renameSync(temporary, job.output);
-  fs.writeFileSync(reportPath, JSON.stringify({ libraries, bytes: snapshot.byteLength, log }));
+  fs.writeFileSync(reportPath, JSON.stringify({ libraries, table, bytes: snapshot.byteLength, log }));
 }
 
 main().catch((error) => {
