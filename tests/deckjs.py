@@ -40,7 +40,8 @@ def run_with_module(module: Path, script: str, *arguments: str, input: str | Non
 
 
 # A stand-in for the origin's private file system (OPFS): folders and files by
-# name, NotFoundError for what is not there, synchronous access handles that
+# name, NotFoundError for what is not there (TypeMismatchError for a folder asked
+# for as a file), removeEntry, synchronous access handles that
 # read a file's bytes and writable streams that replace them when closed.
 # It records what is asked of it, and can be told to fail a write.
 FAKE_STORAGE_JS = r"""
@@ -66,6 +67,7 @@ function fakeStorage(files = {}, {failWrite = false} = {}) {
       };
     },
   });
+  const isFolder = (path) => Object.keys(files).some((key) => key.startsWith(path + '/'));
   const folder = (prefix) => ({
     getDirectoryHandle: async (name, {create = false} = {}) => {
       const path = prefix + name + '/';
@@ -74,8 +76,18 @@ function fakeStorage(files = {}, {failWrite = false} = {}) {
     },
     getFileHandle: async (name, {create = false} = {}) => {
       const path = prefix + name;
+      // As the browser: a folder of that name is not a file, created or not.
+      if (isFolder(path)) throw Object.assign(new Error(`${name} es una carpeta`), {name: 'TypeMismatchError'});
       if (!(path in files) && !create) throw notFound(name);
       return fileHandle(path);
+    },
+    removeEntry: async (name, {recursive = false} = {}) => {
+      const path = prefix + name;
+      const inside = Object.keys(files).filter((key) => key.startsWith(path + '/'));
+      if (!(path in files) && !inside.length) throw notFound(name);
+      if (inside.length && !recursive) throw Object.assign(new Error('no vacía'), {name: 'InvalidModificationError'});
+      for (const key of [path, ...inside]) delete files[key];
+      log.push(['removed', path]);
     },
   });
   return {storage: {getDirectory: async () => folder('')}, files, log};

@@ -28,8 +28,8 @@ export const WORKER_STEP = "worker";
  * What a PythonRuntime dispatches: "state" {state, failure}, "progress" (the
  * worker's progress payload), "crash" {message} (Python broke or ended
  * while no cell was running, and is being restarted), "busy" (a run was
- * queued) and "idle" (Python is ready and its queue has just emptied: no cell
- * runs or waits).
+ * queued), "idle" (Python is ready and its queue has just emptied: no cell
+ * runs or waits) and "notice" {message} (something a person should read once).
  */
 export const RUNTIME_EVENT = Object.freeze({
   STATE: "state",
@@ -37,6 +37,7 @@ export const RUNTIME_EVENT = Object.freeze({
   CRASH: "crash",
   BUSY: "busy",
   IDLE: "idle",
+  NOTICE: "notice",
 });
 
 const SIGINT = 2;
@@ -57,6 +58,10 @@ const FATAL_MESSAGE = (message) =>
   `Python sufrió un error interno irrecuperable (${message}) y se está reiniciando; ${KEPT}.`;
 const INTERNAL_MESSAGE = (message) =>
   `Error interno al ejecutar la celda (${message}); Python se está reiniciando por si quedó dañado; ${KEPT}.`;
+/** Said once when the boot found a copy of Python on this device that was not this build's (and did not use it). */
+export const COPY_REFUSED_MESSAGE =
+  "La copia de Python guardada en este dispositivo no era la de esta versión de las diapositivas: " +
+  "se descartó y Python se cargó de los archivos del mazo.";
 const POLICY_FALLBACK_WARNING =
   "dpdeck: este navegador aplica la política de seguridad de la página de otra forma dentro del worker; " +
   "Python arranca sin ella (solo con los controles del propio worker).";
@@ -103,6 +108,7 @@ export class PythonRuntime extends EventTarget {
       interruptFallbacks: 0,
       snapshotKept: null,
       figureWarmed: null,
+      copiesRefused: 0,
     };
   }
 
@@ -126,6 +132,18 @@ export class PythonRuntime extends EventTarget {
       return;
     }
     this.worker = worker;
+    // The protocol runs over a port of this channel that only the worker's own
+    // code holds (it comes with the "boot" request): what a cell posts to the
+    // page, or an earlier cell's listener answers, never reaches it. Until the
+    // worker has the port, its boot progress comes the usual way; from its
+    // first message on the port, nothing else is heard.
+    const channel = new MessageChannel();
+    this.port = channel.port1;
+    this.workerPort = channel.port2;
+    channel.port1.onmessage = (event) => {
+      worker.onmessage = null;
+      this.onMessage(event.data, generation);
+    };
     worker.onmessage = (event) => this.onMessage(event.data, generation);
     worker.onerror = (event) => {
       event.preventDefault?.();
@@ -162,6 +180,10 @@ export class PythonRuntime extends EventTarget {
         this.setState(PYTHON_STATE.READY);
         this.pump();
         const { snapshot, packagesCopy, warmupFigure } = result.timings;
+        if ((snapshot && snapshot.refused) || (packagesCopy && packagesCopy.refused)) {
+          this.stats.copiesRefused += 1;
+          this.dispatchEvent(new CustomEvent(RUNTIME_EVENT.NOTICE, { detail: { message: COPY_REFUSED_MESSAGE } }));
+        }
         if (warmupFigure === false) this.warmWhenQuiet(generation);
         if ((snapshot && snapshot.keep) || (packagesCopy && packagesCopy.keep)) this.keepCopiesWhenQuiet(generation);
       },
@@ -257,6 +279,7 @@ export class PythonRuntime extends EventTarget {
     if (this.worker) {
       this.worker.terminate();
       this.worker = null;
+      this.closePort();
     }
     this.generation += 1;
     this.rejectPending();
@@ -275,6 +298,7 @@ export class PythonRuntime extends EventTarget {
     if (this.worker) {
       this.worker.terminate();
       this.worker = null;
+      this.closePort();
     }
     this.generation += 1;
     this.rejectPending();
@@ -302,8 +326,21 @@ export class PythonRuntime extends EventTarget {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, type, payload }, transfer);
+      if (this.workerPort) {
+        // The first request, "boot", hands the worker its port.
+        const port = this.workerPort;
+        this.workerPort = null;
+        this.worker.postMessage({ id, type, payload: { ...payload, port } }, [...transfer, port]);
+      } else {
+        this.port.postMessage({ id, type, payload }, transfer);
+      }
     });
+  }
+
+  closePort() {
+    if (this.port) this.port.close();
+    this.port = null;
+    this.workerPort = null;
   }
 
   onMessage(message, generation) {

@@ -187,17 +187,19 @@ async function readKeptCopy(access, target, memoryIntegrity, mark) {
  * `kept` (a promise of openKeptSnapshot's handle, or null) gives the build's
  * (SHA-256 `memoryIntegrity`), else by `download()`, which inflates the
  * shipped file into `target`. A copy that turns out wrong costs the download
- * it saved. Resolves with the snapshot's source (SNAPSHOT_SOURCE). `mark(name)`,
- * if given, notes when the copy was found, read and checked.
+ * it saved, and `onRefused()` is called. Resolves with the snapshot's source
+ * (SNAPSHOT_SOURCE). `mark(name)`, if given, notes when the copy was found,
+ * read and checked.
  */
-export async function fillSnapshot({ target, kept, memoryIntegrity, download, mark = () => {} }) {
+export async function fillSnapshot({ target, kept, memoryIntegrity, download, mark = () => {}, onRefused = () => {} }) {
   // Looked for first: on a device's first visit the answer (none) takes a
   // moment, but a download started beside it would take the worker's time on
   // every later visit.
   const access = await kept;
   mark("keptFoundAt");
-  if (access && memoryIntegrity && (await readKeptCopy(access, target, memoryIntegrity, mark))) {
-    return SNAPSHOT_SOURCE.KEPT;
+  if (access && memoryIntegrity) {
+    if (await readKeptCopy(access, target, memoryIntegrity, mark)) return SNAPSHOT_SOURCE.KEPT;
+    onRefused();
   }
   if (access && !memoryIntegrity) access.close();
   await download();
@@ -214,10 +216,21 @@ export function keepSnapshot(storage, bytes) {
   return keepFile(storage, KEPT_SNAPSHOT.FILE, [bytes]);
 }
 
-/** Writes `parts` (byte arrays, in order) as the kept file `name`, whole or not at all, as keepSnapshot. */
+/**
+ * Writes `parts` (byte arrays, in order) as the kept file `name`, whole or not
+ * at all, as keepSnapshot. A folder of that name (never the deck's: it keeps
+ * files only) would block every copy for good: it goes first.
+ */
 export async function keepFile(storage, name, parts) {
   const root = await storage.getDirectory();
-  const file = await root.getFileHandle(name, { create: true });
+  let file;
+  try {
+    file = await root.getFileHandle(name, { create: true });
+  } catch (error) {
+    if (!error || error.name !== "TypeMismatchError") throw error;
+    await root.removeEntry(name, { recursive: true });
+    file = await root.getFileHandle(name, { create: true });
+  }
   const writable = await file.createWritable();
   try {
     for (const part of parts) await writable.write(part);
@@ -225,6 +238,16 @@ export async function keepFile(storage, name, parts) {
   } catch (error) {
     await writable.abort().catch(() => {});
     throw error;
+  }
+}
+
+/** Deletes the kept file `name`, if there is one (a boot that used it failed). */
+export async function forgetFile(storage, name) {
+  try {
+    const root = await storage.getDirectory();
+    await root.removeEntry(name, { recursive: true });
+  } catch (error) {
+    if (!error || error.name !== "NotFoundError") throw error;
   }
 }
 

@@ -4,14 +4,17 @@
 // from here.
 
 import { CellScope, natives } from "./cellscope.js";
+import { takeDeviceStores } from "./storagedoors.js";
 
 // This script's own URL (js/worker.js): a blob: worker is told it, since its
 // location is the blob's, which cannot resolve a relative URL.
 export const WORKER_URL = typeof self.dpdeckWorkerUrl === "string" ? self.dpdeckWorkerUrl : self.location.href;
 
-// The origin's storage (a copy of Python's snapshot is kept there), taken
-// before any cell runs; absent outside secure contexts.
-export const deviceStorage = self.navigator ? self.navigator.storage : undefined;
+// The origin's storage (copies of Python's snapshot and packages are kept
+// there), the worker's alone: taken now, and out of every cell's reach from
+// the first one on (storagedoors.js). Absent outside secure contexts.
+export const deviceStores = takeDeviceStores(self);
+export const deviceStorage = deviceStores.storage;
 
 export const state = {
   pyodide: null,
@@ -34,10 +37,29 @@ export const state = {
   packagesToKeep: null,
   // A restored Python's throwaway figure, until the page asks for it (REQUEST.WARM).
   figureToWarm: false,
+  // The device's copies this boot read (their files' names): a boot that fails after using one forgets it.
+  usedCopies: new Set(),
 };
 
+// The page's side of the protocol, once its "boot" request has brought it
+// (worker.js): a port only the worker's own modules hold. Replies and events go
+// there, and requests come from there; nothing a cell does can post on it or
+// listen to it. Before it arrives (no cell has run yet), events go to the
+// worker's own global.
+let port = null;
+
+/** The port the page's "boot" request brought; from now on, the only way to the page. */
+export function usePort(pagePort) {
+  port = pagePort;
+}
+
+export function hasPort() {
+  return port !== null;
+}
+
 export function post(message, transfer = []) {
-  natives.postMessage(message, transfer);
+  if (port) port.postMessage(message, transfer);
+  else natives.postMessage(message, transfer);
 }
 
 export function emit(type, payload, transfer = []) {
