@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "py"))
 
 # Standard library only: these modules of the build package import nothing else.
 from deckbuild.commands import run_command, step  # noqa: E402
-from deckbuild.errors import BuildError  # noqa: E402
+from deckbuild.errors import BuildError, stop_on_signals  # noqa: E402
 from deckbuild.files import hash_bytes, hash_file  # noqa: E402
 from deckbuild.paths import DEFAULT_OUT, DEFAULT_SLIDES, NODE_MODULES, ROOT, VENV  # noqa: E402
 from deckbuild.system import NODE_MINIMUM, Host, is_at_least, provide_system_packages  # noqa: E402
@@ -252,6 +252,8 @@ def main(argv: list[str]) -> int:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")
+    # `kill`, a CI timeout or a closed terminal stop the build as Ctrl+C does, cleaning up and saying so.
+    stop_on_signals()
     command, options, pytest_args = parse_arguments(argv)
     check_options(options)
     if command == "serve":
@@ -288,6 +290,8 @@ if __name__ == "__main__":
     except BuildError as error:
         print(f"\nerror: {error}", file=sys.stderr, flush=True)
         sys.exit(1)
-    except KeyboardInterrupt:
-        print("\ninterrumpido", file=sys.stderr)
-        sys.exit(130)
+    except KeyboardInterrupt as interruption:
+        # 128 + the signal's number, as a shell reports a process a signal ended (SIGINT: 130, SIGTERM: 143).
+        signal_number = getattr(interruption, "signal_number", 2)
+        print(f"\ninterrumpido ({interruption.args[0] if interruption.args else 'SIGINT'})", file=sys.stderr)
+        sys.exit(128 + signal_number)

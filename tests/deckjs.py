@@ -46,7 +46,8 @@ def run_with_module(module: Path | list[Path], script: str, *arguments: str, inp
 
 
 # A stand-in for the origin's private file system (OPFS): folders and files by
-# name, NotFoundError for what is not there, synchronous access handles that
+# name, NotFoundError for what is not there (TypeMismatchError for a folder
+# asked for as a file), removeEntry, synchronous access handles that
 # read a file's bytes (and write them in place when opened without a mode),
 # and writable streams that replace them when closed (`withoutWritable`: none,
 # as in Safari before 26). It records what is asked of it, and can be told to
@@ -98,6 +99,7 @@ function fakeStorage(files = {}, {failWrite = false, withoutWritable = false} = 
     }
     return handle;
   };
+  const isFolder = (path) => Object.keys(files).some((key) => key.startsWith(path + '/'));
   const folder = (prefix) => ({
     getDirectoryHandle: async (name, {create = false} = {}) => {
       const path = prefix + name + '/';
@@ -106,8 +108,18 @@ function fakeStorage(files = {}, {failWrite = false, withoutWritable = false} = 
     },
     getFileHandle: async (name, {create = false} = {}) => {
       const path = prefix + name;
+      // As the browser: a folder of that name is not a file, created or not.
+      if (isFolder(path)) throw Object.assign(new Error(`${name} es una carpeta`), {name: 'TypeMismatchError'});
       if (!(path in files) && !create) throw notFound(name);
       return fileHandle(path);
+    },
+    removeEntry: async (name, {recursive = false} = {}) => {
+      const path = prefix + name;
+      const inside = Object.keys(files).filter((key) => key.startsWith(path + '/'));
+      if (!(path in files) && !inside.length) throw notFound(name);
+      if (inside.length && !recursive) throw Object.assign(new Error('no vacía'), {name: 'InvalidModificationError'});
+      for (const key of [path, ...inside]) delete files[key];
+      log.push(['removed', path]);
     },
   });
   return {storage: {getDirectory: async () => folder('')}, files, log};

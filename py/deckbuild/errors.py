@@ -1,4 +1,4 @@
-"""The two kinds of error the build reports without a traceback (standard library only)."""
+"""The errors the build reports without a traceback, and a stop asked by a signal (standard library only)."""
 
 from __future__ import annotations
 
@@ -17,3 +17,30 @@ class SourceError(BuildError):
     def __init__(self, path: Path, line: int, message: str):
         super().__init__(f"{display_path(path)}:{line}: {message}")
         self.path, self.line, self.message = Path(path), line, message
+
+
+class Interrupted(KeyboardInterrupt):
+    """The process was asked to stop by a signal (SIGTERM from `kill` or a CI timeout, SIGHUP).
+
+    Raised from the signal's handler (`stop_on_signals`), so that a build
+    unwinds as it does for Ctrl+C: the temporary folder is removed and the
+    previous output stays as it was.
+    """
+
+    def __init__(self, signal_number: int):
+        import signal
+
+        super().__init__(signal.Signals(signal_number).name)
+        self.signal_number = signal_number
+
+
+def stop_on_signals() -> None:
+    """SIGTERM and SIGHUP raise `Interrupted` in the main thread instead of ending the process silently."""
+    import signal
+
+    def interrupt(signal_number, _frame):
+        raise Interrupted(signal_number)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), interrupt)

@@ -17,6 +17,7 @@ import zipfile
 from pathlib import Path
 
 from .commands import run_node_script
+from .devicecopy import describe_packages_copy
 from .errors import BuildError
 from .files import ensure_dir, hash_bytes, hash_file, hash_tree
 from .paths import CENSUS, DECK, NODE_MODULES, PY_PACKAGE, ROOT, list_package_files, locate_npm_package
@@ -147,10 +148,12 @@ def write_manifest(out: Path, pyodide: ShippedPyodide, wheel: Path, snapshot: Sn
     wheel_name = wheel.relative_to(out).as_posix()
     runtime = {"pyodide": "pyodide/", "packages": pyodide.packages, "preload": pyodide.preload,
                "lazyPackages": pyodide.lazy, "wheel": wheel_name, "wheelIntegrity": make_integrity(files[wheel_name]),
-               "bytes": pyodide.boot_bytes + wheel.stat().st_size, "version": build_id}
+               "bytes": pyodide.boot_bytes + wheel.stat().st_size, "version": build_id,
+               "packagesCopy": describe_packages_copy(out, pyodide.preload)}
     if snapshot is not None:
         runtime["snapshot"] = {**snapshot.describe(), "bytes": runtime["bytes"] + snapshot.size}
-    (out / "runtime.json").write_text(json.dumps(runtime, indent=1) + "\n", encoding="utf-8")
+    # Compact: packagesCopy lists a thousand files, which indenting would make twice as long.
+    (out / "runtime.json").write_text(json.dumps(runtime, separators=(",", ":")) + "\n", encoding="utf-8")
     files["runtime.json"] = hash_file(out / "runtime.json")
     stamp_service_worker(out, files, build_id, runtime)
     files[SERVICE_WORKER] = hash_file(out / SERVICE_WORKER)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -90,8 +91,11 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
         with step("manifiesto"):
             manifest = write_manifest(staging, shipped_pyodide, wheel, python_snapshot)
         swap_into_place(staging, out)
-    except BaseException:
+    except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(error, KeyboardInterrupt):
+            print(f"\nconstrucción detenida: {display_path(out)} sigue como estaba y la carpeta temporal "
+                  "se borró", file=sys.stderr, flush=True)
         raise
     size = measure_folder(out)
     print(f"listo: {display_path(out)} ({len(manifest['files'])} archivos, {size / 1e6:.1f} MB) "

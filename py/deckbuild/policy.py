@@ -18,7 +18,10 @@ The browser enforces that with one policy, composed here and nowhere else
   too: its one inline script is allowed by hash as well;
 * `build.py serve` sends the same policy as a header (deckbuild.server):
   `policy_for_page` composes it with the hashes of the inline scripts of the
-  page it serves, which the build checked are only its own.
+  page it serves, which the build checked are only its own, and adds what a
+  <meta> cannot say: `frame-ancestors 'self'`, so no page of another origin
+  frames the deck (a plain static host sends no header: there reveal.js's
+  postMessage API is off, so a framing page cannot drive the deck either).
 
 Slides may hold raw HTML, but `find_remote_loads` (called by the slide reader)
 refuses any that would load something from another origin, with file and line,
@@ -62,12 +65,22 @@ POLICY_DIRECTIVES = (
     ("base-uri", ("'self'",)),
     ("form-action", ("'none'",)),
 )
+# Directives a <meta> policy cannot carry (CSP3 §6.1.2: the browser ignores them there, with a
+# console error): only a server's header gives them. No page of another origin may frame the
+# deck (its speaker view frames it from the same origin).
+HEADER_DIRECTIVES = (
+    ("frame-ancestors", ("'self'",)),
+)
 
 
-def compose_policy(*, inline_scripts: Iterable[str] = ()) -> str:
-    """The deck's Content-Security-Policy, with each of `inline_scripts` (the page's own) allowed by hash."""
+def compose_policy(*, inline_scripts: Iterable[str] = (), header: bool = False) -> str:
+    """The deck's Content-Security-Policy, with each of `inline_scripts` (the page's own) allowed by hash.
+
+    `header`: the policy as a server's header sends it, with HEADER_DIRECTIVES too.
+    """
     extra = {"script-src": tuple(f"'{hash_script(script)}'" for script in inline_scripts)}
-    return "; ".join(f"{name} {' '.join((*sources, *extra.get(name, ())))}" for name, sources in POLICY_DIRECTIVES)
+    directives = POLICY_DIRECTIVES + (HEADER_DIRECTIVES if header else ())
+    return "; ".join(f"{name} {' '.join((*sources, *extra.get(name, ())))}" for name, sources in directives)
 
 
 NOTES_PLUGIN = "vendor/reveal/plugin/notes/notes.js"
@@ -169,13 +182,14 @@ def find_inline_scripts(page: str) -> list[str]:
     return finder.scripts
 
 
-def policy_for_page(page: str) -> str:
+def policy_for_page(page: str, *, header: bool = False) -> str:
     """The policy for a built page: the deck's, with the page's own inline scripts allowed by hash.
 
     The build checks (`check_page_scripts`) that a page holds no inline script
-    but the ones it wrote, so this is the policy in the page's own <meta>.
+    but the ones it wrote, so this is the policy in the page's own <meta>;
+    `header: True` adds what only a header can say (HEADER_DIRECTIVES).
     """
-    return compose_policy(inline_scripts=find_inline_scripts(page))
+    return compose_policy(inline_scripts=find_inline_scripts(page), header=header)
 
 
 def check_page_scripts(page: str, written: list[str]) -> None:
@@ -202,6 +216,8 @@ CSS_IMPORT = re.compile(r"""@import\s+(?:"([^"]*)"|'([^']*)')""", re.I)
 CSS_IMAGE_SET = re.compile(r"""image-set\(([^)]*)\)""", re.I)
 CSS_STRING = re.compile(r"""(?:"([^"]*)"|'([^']*)')""")
 EVENT_ATTRIBUTE = re.compile(r"on[a-z]+")
+# The deck's own code in dist/: a slide's <script src> naming it would run a second copy of the deck.
+DECK_CODE = ("js/", "vendor/", "pyodide/", "wheels/", "sw.js")
 
 
 def normalize_url(url: str) -> str:
@@ -224,8 +240,37 @@ def describe_remote(url: str) -> str | None:
     return None
 
 
+# A CSS escape (CSS Syntax 3, §4.3.7): a backslash and 1-6 hex digits (then one optional
+# white space), or a backslash and any other character but a line break, which stands for itself.
+CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})[ \t\n\r\f]?|([^\n\r\f0-9a-fA-F]))")
+
+
+def decode_css_escapes(css: str) -> str:
+    """CSS with its escapes written out, as the browser reads it: `u\\72l(` is `url(`.
+
+    (A hex escape swallows the white space after it, a line break too: a
+    problem after such an escape is reported one line early.)
+    """
+    def character(match: re.Match) -> str:
+        if match.group(2) is not None:
+            return match.group(2)
+        code = int(match.group(1), 16)
+        # Zero, surrogates and values past Unicode read as U+FFFD (§4.3.7).
+        return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"
+
+    return CSS_ESCAPE.sub(character, css)
+
+
+def names_deck_code(url: str) -> bool:
+    """Whether `url` (of the deck's folder) is one of the files the build ships as the deck's own code."""
+    path = urlsplit(urljoin(DECK_BASE, normalize_url(url))).path
+    relative = path[len(urlsplit(DECK_BASE).path):] if path.startswith(urlsplit(DECK_BASE).path) else path
+    return relative.startswith(DECK_CODE)
+
+
 def find_css_urls(css: str) -> list[tuple[int, str]]:
-    """Every URL a piece of CSS loads (url(), @import, image-set()), with its offset in `css`."""
+    """Every URL a piece of CSS loads (url(), @import, image-set()), with its offset in `css` once its escapes are read."""
+    css = decode_css_escapes(css)
     urls = [(match.start(), next(group for group in match.groups() if group is not None))
             for match in CSS_URL.finditer(css)]
     urls += [(match.start(), match.group(1) or match.group(2) or "") for match in CSS_IMPORT.finditer(css)]
@@ -237,7 +282,8 @@ def find_css_urls(css: str) -> list[tuple[int, str]]:
 
 def find_remote_css(css: str, what: str) -> list[tuple[int, str]]:
     """(line within `css`, why) for every URL of another origin the CSS loads."""
-    return [(css.count("\n", 0, offset), f"{what} carga {reason}")
+    decoded = decode_css_escapes(css)
+    return [(decoded.count("\n", 0, offset), f"{what} carga {reason}")
             for offset, url in find_css_urls(css) if (reason := describe_remote(url))]
 
 
@@ -293,6 +339,9 @@ class RemoteLoadFinder(html.parser.HTMLParser):
         elif name in LOADING_ATTRIBUTES:
             reason = describe_remote(value)
             if reason is None:
+                if tag == "script" and name == "src" and names_deck_code(value):
+                    self.report(f"<script src=\"{normalize_url(value)}\"> ejecutaría otra vez el código del propio "
+                                "mazo, que la página ya carga una vez")
                 return
             if name in ("href", "xlink:href") and tag in LINK_ELEMENTS:
                 # Following a link is the reader's choice, not a load; only javascript: is refused.

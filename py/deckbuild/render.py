@@ -10,6 +10,7 @@ script by the hash of exactly the text inlined (deckbuild.policy).
 
 from __future__ import annotations
 
+import hashlib
 import html
 import posixpath
 import re
@@ -64,8 +65,11 @@ def render_cell(outcome: CellOutcome, prompt_html: str = "") -> str:
         if output.get("type") == protocol.OUTPUT.FIGURE:
             figure_number += 1
     body = "\n".join(outputs)
+    # The build's digest of the cell's code: a run saved in a browser is shown only with the cell it was saved for.
+    source_sha256 = hashlib.sha256(cell.source.encode("utf-8")).hexdigest()
     return (f'<div class="cell" data-cell-id="{cell.id}" data-figures="{cell.figures}" '
-            f'data-layout="{cell.layout}" data-status="{protocol.CELL_STATUS.IDLE}" data-prevent-swipe>\n'
+            f'data-layout="{cell.layout}" data-status="{protocol.CELL_STATUS.IDLE}" '
+            f'data-source-sha256="{source_sha256}" data-prevent-swipe>\n'
             f'  <pre class="cell-source"><code class="language-python">'
             f'{html.escape(cell.source, quote=False)}</code></pre>\n'
             f'  <div class="{protocol.OUTPUT_AREA_CLASS}" data-origin="{protocol.ORIGIN.PRERENDERED}">'

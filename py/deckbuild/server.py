@@ -104,6 +104,9 @@ class DeckRequestHandler(http.server.SimpleHTTPRequestHandler):
 
     def parse_request(self):
         if not super().parse_request():
+            # A request line of only spaces is left unanswered by http.server.
+            if self.raw_requestline.strip(b"\r\n") and not self.requestline.split():
+                self.send_error(HTTPStatus.BAD_REQUEST)
             return False
         problem = find_path_problem(self.path)
         if problem:
@@ -245,9 +248,10 @@ class DeckServer(http.server.ThreadingHTTPServer):
         try:
             mtime = index.stat().st_mtime
             if mtime != self._policy[0]:
-                self._policy = (mtime, policy_for_page(index.read_text(encoding="utf-8", errors="replace")))
+                page = index.read_text(encoding="utf-8", errors="replace")
+                self._policy = (mtime, policy_for_page(page, header=True))
         except OSError:
-            return policy_for_page("")
+            return policy_for_page("", header=True)
         return self._policy[1]
 
     def etag_for(self, path: Path, status: os.stat_result) -> str:

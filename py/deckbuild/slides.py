@@ -168,10 +168,25 @@ def read_deck(slides_dir: Path) -> Deck:
     math: dict[MathKey, tuple[Path, int]] = {}
     seen_ids: dict[str, str] = {}
     for path in sources:
+        check_inside_folder(path, slides_dir)
         slides.extend(read_slide_file(md, path, math, seen_ids))
     check_exercise_names([slide.exercise for slide in slides if slide.exercise is not None])
     title = next((slide.title for slide in slides if slide.title), "")
     return Deck(title, tuple(slides), math)
+
+
+def check_inside_folder(path: Path, slides_dir: Path) -> None:
+    """A slide file is a file of the slides' folder: a link that leads out of it is refused.
+
+    A link to a file elsewhere (`01.md -> /etc/passwd`) would publish that file
+    in index.html; links that stay inside the folder are read as the file they name.
+    """
+    if not path.is_symlink():
+        return
+    target = path.resolve()
+    if target.exists() and not target.is_relative_to(slides_dir.resolve()):
+        raise SourceError(path, 1, f"es un enlace a {target}, fuera de la carpeta de diapositivas: la "
+                                   "construcción no publica archivos de otras carpetas (copia el archivo dentro)")
 
 
 def read_source_text(path: Path) -> str:
@@ -293,6 +308,7 @@ def collect_cells_and_math(path: Path, lines: list[str], tokens: list, math: dic
         elif token.type == "html_block" and ".slide:" in token.content and not is_slide_comment(token):
             raise SourceError(path, token.map[0] + 1, "«<!-- .slide: … -->» mal formado")
         if token.type in ("html_block", "inline"):
+            check_comments_closed(path, token)
             check_remote_loads(path, token)
         if token.type == "inline":
             for child_index, child in enumerate(token.children or []):
@@ -476,6 +492,22 @@ def check_exercise_names(exercises: list[Exercise]) -> None:
 
 REMOTE_LOAD_ADVICE = ("el mazo funciona sin conexión y solo carga archivos de su propia carpeta; "
                       "para señalar algo de otro sitio, enlázalo con <a href=\"…\">")
+
+
+def check_comments_closed(path: Path, token) -> None:
+    """An HTML comment `<!--` in a slide ends with `-->`: left open, it would hide the rest of the deck."""
+    first_line = token.map[0] + 1 if token.map else 1
+    pieces = [token] if token.type == "html_block" else [child for child in token.children or []
+                                                          if child.type == "html_inline"]
+    for piece in pieces:
+        text, position = piece.content, 0
+        while (start := text.find("<!--", position)) >= 0:
+            end = text.find("-->", start + 4)
+            if end < 0:
+                line = first_line + text.count("\n", 0, start)
+                raise SourceError(path, line, "comentario HTML «<!--» sin cerrar: ocultaría todo lo que viene "
+                                              "después en el mazo (ciérralo con «-->»)")
+            position = end + 3
 
 
 def check_remote_loads(path: Path, token) -> None:

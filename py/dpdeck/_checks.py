@@ -21,6 +21,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from .numbers import format_number
+
 __all__ = [
     "describe",
     "check_number",
@@ -46,7 +48,15 @@ __all__ = [
     "check_integers",
     "check_probability",
     "check_nonnegative",
+    "check_finite_result",
+    "compute_finite",
+    "MAX_ARRAY_VALUES",
+    "check_array_fits",
 ]
+
+
+# Integers longer than this are described by their number of digits.
+LONG_INTEGER_DIGITS = 30
 
 
 def describe(value) -> str:
@@ -56,7 +66,9 @@ def describe(value) -> str:
     if isinstance(value, (bool, np.bool_)):
         return repr(bool(value))
     if isinstance(value, numbers.Integral):
-        return str(int(value))
+        text = str(int(value))
+        # A Python int may have hundreds of digits (k = 10**400): its size, not all of them.
+        return text if len(text.lstrip("-")) <= LONG_INTEGER_DIGITS else f"un entero de {len(text.lstrip('-'))} cifras"
     if isinstance(value, numbers.Real):
         number = float(value)
         if math.isnan(number):
@@ -482,3 +494,44 @@ def check_nonnegative(value, *, name: str) -> float:
     if not (math.isfinite(number) and number >= 0):
         raise ValueError(f"{name} debe ser un número mayor o igual que 0; se recibió {describe(value)}")
     return number
+
+
+def check_finite_result(value, *, name: str, inputs: dict):
+    """``value``, el ``name`` que una fórmula sacó de ``inputs``, si es finito; si no, un error que nombra esas entradas.
+
+    Entradas válidas una a una pueden dar un resultado que un doble no
+    representa (b = Δ/ε con ε = 1e-320 es infinito): el mensaje dice con qué
+    valores pasó, no el valor derivado (``inf``), que no le dice nada a quien
+    llamó. Sirve para un número y para un arreglo.
+    """
+    if type(value) is float and math.isfinite(value):  # the common case, on every noisy release
+        return value
+    finite = math.isfinite(value) if isinstance(value, numbers.Real) else bool(np.all(np.isfinite(value)))
+    if not finite:
+        given = ", ".join(f"{key} = {describe(item)}" for key, item in inputs.items())
+        raise ValueError(f"{name} no es un número finito con {given}: son valores demasiado extremos para "
+                         "un número de coma flotante; usa otros más moderados")
+    return value
+
+
+def compute_finite(formula, *, name: str, inputs: dict):
+    """``formula()`` comprobado por ``check_finite_result``; un desborde de ``math`` (e^1000) o una división por cero cuentan como infinito."""
+    try:
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            value = formula()
+    except (OverflowError, ZeroDivisionError):
+        value = math.inf
+    return check_finite_result(value, name=name, inputs=inputs)
+
+
+# The most values one array of a query may hold: 8 bytes each, 400 MB, a fifth of what
+# Python has in a browser tab.
+MAX_ARRAY_VALUES = 50_000_000
+
+
+def check_array_fits(count: int, *, name: str, given: str) -> None:
+    """Exige que un arreglo de ``count`` valores quepa en memoria; el mensaje nombra la entrada (``given``)."""
+    if count > MAX_ARRAY_VALUES:
+        limit = format_number(MAX_ARRAY_VALUES, group_thousands=True)
+        raise ValueError(f"{given} pide {name} de {describe(count)} valores, que no caben en la memoria "
+                         f"(el máximo es {limit}); usa un valor más pequeño")

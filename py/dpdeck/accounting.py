@@ -43,6 +43,8 @@ from ._checks import (
     check_positive_int,
     check_probability,
     check_sensitivity,
+    check_finite_result,
+    compute_finite,
     check_sigma,
     describe,
 )
@@ -123,7 +125,8 @@ def sequential_composition(epsilons) -> float:
 
     Ejemplo del hospital: tres consultas con ε = 0,5 gastan 1,5.
     """
-    return float(np.sum(_check_epsilons(epsilons)))
+    array = _check_epsilons(epsilons)
+    return compute_finite(lambda: float(np.sum(array)), name="la suma de los ε", inputs={"epsilons": epsilons})
 
 
 def parallel_composition(epsilons) -> float:
@@ -160,7 +163,9 @@ def advanced_composition(*, epsilon, k, delta_prime) -> float:
     epsilon = check_epsilon(epsilon)
     k = check_positive_int(k, name="k")
     delta_prime = check_delta(delta_prime, name="delta_prime")
-    return epsilon * math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) + k * epsilon * math.expm1(epsilon)
+    return compute_finite(
+        lambda: epsilon * math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) + k * epsilon * math.expm1(epsilon),
+        name="ε' de la composición avanzada", inputs={"epsilon": epsilon, "k": k, "delta_prime": delta_prime})
 
 
 def advanced_composition_simplified(*, epsilon, k, delta_prime) -> float:
@@ -174,7 +179,9 @@ def advanced_composition_simplified(*, epsilon, k, delta_prime) -> float:
     epsilon = check_epsilon(epsilon)
     k = check_positive_int(k, name="k")
     delta_prime = check_delta(delta_prime, name="delta_prime")
-    return 2.0 * epsilon * math.sqrt(2.0 * k * math.log(1.0 / delta_prime))
+    return compute_finite(lambda: 2.0 * epsilon * math.sqrt(2.0 * k * math.log(1.0 / delta_prime)),
+                          name="ε' de la composición avanzada", inputs={"epsilon": epsilon, "k": k,
+                                                                        "delta_prime": delta_prime})
 
 
 # ---------------------------------------------------------------- Rényi DP --
@@ -301,10 +308,12 @@ def gaussian_rdp_epsilon(*, sigma, steps, delta, sensitivity=1.0, alphas=None, c
     steps = check_positive_int(steps, name="steps")
     delta = check_delta(delta)
     sensitivity = check_sensitivity(sensitivity)
+    inputs = {"sigma": sigma, "steps": steps, "delta": delta, "sensibilidad": sensitivity}
     if alphas is None and conversion == "classic":
-        rho = steps * sensitivity**2 / (2.0 * sigma**2)
+        rho = compute_finite(lambda: steps * sensitivity**2 / (2.0 * sigma**2), name="la RDP compuesta", inputs=inputs)
         best_alpha = gaussian_rdp_optimal_alpha(sigma=sigma, steps=steps, delta=delta, sensitivity=sensitivity)
-        return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)), best_alpha
+        return compute_finite(lambda: rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)), name="ε",
+                              inputs=inputs), best_alpha
     grid = _FINE_ALPHAS if alphas is None else _check_alphas(alphas)
     curve = steps * grid * sensitivity**2 / (2.0 * sigma**2)
     return rdp_to_dp(rdp=curve, alphas=grid, delta=delta, conversion=conversion)
@@ -516,12 +525,17 @@ def gaussian_exact_delta(*, epsilon, sigma, sensitivity=1.0, steps=1) -> float:
     sigma = check_sigma(sigma)
     sensitivity = check_sensitivity(sensitivity)
     steps = check_positive_int(steps, name="steps")
-    mu = math.sqrt(steps) * sensitivity / sigma
-    first = _log_normal_cdf(mu / 2 - epsilon / mu)
-    second = epsilon + _log_normal_cdf(-mu / 2 - epsilon / mu)
-    if second >= first:
-        return 0.0
-    return math.exp(first) * -math.expm1(second - first)
+
+    def compute_delta():
+        mu = math.sqrt(steps) * sensitivity / sigma
+        first = _log_normal_cdf(mu / 2 - epsilon / mu)
+        second = epsilon + _log_normal_cdf(-mu / 2 - epsilon / mu)
+        if second >= first:
+            return 0.0
+        return math.exp(first) * -math.expm1(second - first)
+
+    return compute_finite(compute_delta, name="δ(ε)", inputs={"epsilon": epsilon, "sigma": sigma,
+                                                     "sensibilidad": sensitivity, "steps": steps})
 
 
 def gaussian_exact_epsilon(*, delta, sigma, sensitivity=1.0, steps=1) -> float:

@@ -196,7 +196,10 @@ def split_census(*, rng, census=None, test_fraction=0.2) -> tuple:
 
 def sigmoid(z):
     """Función logística σ(z) = 1/(1 + e^(−z)), en la forma estable (1 + tanh(z/2))/2."""
-    values = np.multiply(np.asarray(z, dtype=float), 0.5)
+    try:
+        values = np.multiply(np.asarray(z, dtype=float), 0.5)
+    except (TypeError, ValueError):
+        raise ValueError(f"z debe ser un número o un arreglo de números; se recibió {describe(z)}") from None
     if values.ndim == 0:  # numpy gives back a number, which has nowhere to write
         return 0.5 * (1.0 + np.tanh(values))
     # The same operations in the same order, in place on the one new array: the descents call

@@ -40,6 +40,8 @@ from ._checks import (
     check_rng,
     check_sensitivity,
     check_sigma,
+    check_finite_result,
+    compute_finite,
 )
 
 __all__ = [
@@ -90,7 +92,8 @@ def laplace_scale(*, sensitivity, epsilon) -> float:
     """
     sensitivity = check_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
-    return sensitivity / epsilon
+    return check_finite_result(sensitivity / epsilon, name="la escala b = Δ/ε",
+                               inputs={"sensibilidad": sensitivity, "epsilon": epsilon})
 
 
 def laplace_std(*, sensitivity, epsilon) -> float:
@@ -121,7 +124,8 @@ def laplace_density_ratio_bound(*, epsilon) -> float:
     Es la forma multiplicativa de la definición de ε-DP (Dwork y Roth 2014,
     Definición 2.4). Con ε = 0,5: e^0,5 ≈ 1,65.
     """
-    return math.exp(check_epsilon(epsilon))
+    epsilon = check_epsilon(epsilon)
+    return compute_finite(lambda: math.exp(epsilon), name="e^ε", inputs={"epsilon": epsilon})
 
 
 def add_laplace_noise(value, *, scale, rng):
@@ -177,7 +181,8 @@ def gaussian_sigma_factor(*, delta) -> float:
     consulta escalar. Referencia: Dwork y Roth (2014), Teorema A.1.
     """
     delta = check_delta(delta)
-    return math.sqrt(2.0 * math.log(1.25 / delta))
+    return compute_finite(lambda: math.sqrt(2.0 * math.log(1.25 / delta)), name="el factor √(2 ln(1,25/δ))",
+                          inputs={"delta": delta})
 
 
 def gaussian_sigma(*, sensitivity, epsilon, delta) -> float:
@@ -200,7 +205,9 @@ def gaussian_sigma(*, sensitivity, epsilon, delta) -> float:
             "de Dwork y Roth (2014, Teorema A.1) solo vale para ε < 1; "
             f"se recibió {epsilon:g}"
         )
-    return sensitivity * gaussian_sigma_factor(delta=delta) / epsilon
+    return check_finite_result(sensitivity * gaussian_sigma_factor(delta=delta) / epsilon,
+                               name="σ = Δ₂·√(2 ln(1,25/δ))/ε",
+                               inputs={"sensibilidad (L2)": sensitivity, "epsilon": epsilon, "delta": delta})
 
 
 def gaussian_density(x, *, loc=0.0, sigma):
@@ -208,8 +215,11 @@ def gaussian_density(x, *, loc=0.0, sigma):
     loc = check_finite(loc, name="loc")
     sigma = check_sigma(sigma)
     x = check_finite(x, name="x")
-    z = (np.asarray(x) - loc) / sigma
-    return np.exp(-0.5 * z * z) / (sigma * math.sqrt(2.0 * math.pi))
+    def density():
+        z = (np.asarray(x) - loc) / sigma
+        return np.exp(-0.5 * z * z) / (sigma * math.sqrt(2.0 * math.pi))
+
+    return compute_finite(density, name="la densidad", inputs={"sigma": sigma})
 
 
 def add_gaussian_noise(value, *, sigma, rng):

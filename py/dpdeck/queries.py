@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._checks import (
+    check_array_fits,
     check_delta,
     check_epsilon,
     check_finite,
@@ -449,6 +450,7 @@ def average_releases(value, *, k, epsilon, rng, sensitivity=1.0) -> float:
     """
     value = check_finite(value, name="valor")
     k = check_positive_int(k, name="k")
+    check_array_fits(k, name="un arreglo de publicaciones", given=f"k = {k}")
     releases = laplace_mechanism(np.full(k, value), sensitivity=sensitivity, epsilon=epsilon, rng=rng)
     return float(np.mean(releases))
 
@@ -467,6 +469,9 @@ def measure_averaging_error(value, *, ks, epsilon, rng, trials=2000, sensitivity
     scale = laplace_scale(sensitivity=sensitivity, epsilon=epsilon)
     rng = check_rng(rng)
     trials = check_positive_int(trials, name="trials")
+    for k in ks:
+        check_array_fits(trials * int(k), name="un arreglo de publicaciones (trials × k)",
+                         given=f"k = {int(k)} con trials = {trials}")
     errors = np.array([
         math.sqrt(np.mean((laplace_mechanism(np.full((trials, k), value), sensitivity=sensitivity,
                                              epsilon=epsilon, rng=rng).mean(axis=1) - value) ** 2))

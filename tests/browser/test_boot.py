@@ -247,19 +247,19 @@ WRITE_COPY_JS = """async ([name, size]) => {
 
 KEPT = "() => Reveal.getPlugin('dpdeck').python.stats.snapshotKept === true"
 
-# The header of the device's copy of the packages (packagecopy.js): which wheels it holds.
+# The device's copy of the packages (packagecopy.js): its size and SHA-256, as runtime.json's packagesCopy gives them.
 KEPT_PACKAGES_JS = """async () => {
   const root = await navigator.storage.getDirectory();
   const file = await (await root.getFileHandle('dpdeck-python-packages.bin')).getFile();
-  const bytes = new Uint8Array(await file.arrayBuffer());
-  const length = new DataView(bytes.buffer).getUint32(0, true);
-  return JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length))).wheels.map((w) => [w.file, w.integrity]);
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', await file.arrayBuffer()));
+  return {size: file.size, integrity: 'sha256-' + btoa(String.fromCharCode(...digest))};
 }"""
 
 
-def preloaded_wheels(dist: Path) -> list[list[str]]:
-    runtime = json.loads((dist / "runtime.json").read_text(encoding="utf-8"))
-    return [[entry["file"], entry["integrity"]] for entry in runtime["preload"]]
+def preloaded_wheels(dist: Path) -> dict:
+    """What the build says the device's copy of the packages is (runtime.json's packagesCopy)."""
+    copy = json.loads((dist / "runtime.json").read_text(encoding="utf-8"))["packagesCopy"]
+    return {"size": copy["size"], "integrity": copy["integrity"]}
 
 
 def shipped_memory(dist: Path) -> dict:
@@ -307,7 +307,10 @@ def test_a_copy_that_is_not_the_build_s_is_never_restored_and_is_replaced(new_de
     snapshot = deck.python["timings"]["snapshot"]
     assert (snapshot["used"], snapshot["source"], snapshot["keep"]) == (True, "download", True), snapshot
     assert "keptReadAt" in snapshot["marks"] and "downloadedAt" in snapshot["marks"]
-    assert deck.python["timings"]["packagesCopy"] == {"source": "download", "keep": True}
+    # The copy of the packages there was no copy of the build's (4 kB of something else): refused, and said why.
+    assert deck.python["timings"]["packagesCopy"] == {"source": "download", "keep": True,
+                                                      "refused": "no mide lo que dice runtime.json"}
+    assert snapshot["refused"] is True
     deck.page.wait_for_function(KEPT, timeout=BOOT_TIMEOUT_MS)
     assert deck.page.evaluate(KEPT_COPY_JS) == shipped_memory(cells_dist)
     assert deck.page.evaluate(KEPT_PACKAGES_JS) == preloaded_wheels(cells_dist)

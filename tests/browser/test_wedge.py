@@ -70,19 +70,21 @@ def test_a_fatal_error_restarts_python_and_says_so(new_deck, cells_url, source, 
 
 
 # The worker's own script, with a door a cell cannot reach: the test's own
-# copies of `close` and `postMessage`, taken before the deck's guards run. It
-# stands for a worker that ends without a word (the browser ran out of memory
-# for it, say): «# FIN YA» ends it instead of running the cell; «# FIN
-# DESPUÉS» lets the cell run and ends the worker right after its reply.
+# copies of `close` and of the port's `postMessage`, taken before the deck's
+# guards run, and a listener on the page's port (it comes with the first
+# request) that hears each request before the worker does. It stands for a
+# worker that ends without a word (the browser ran out of memory for it,
+# say): «# FIN YA» ends it instead of running the cell; «# FIN DESPUÉS» lets
+# the cell run and ends the worker right after its reply.
 SILENT_END = """
 const dpdeckTestClose = self.close.bind(self);
-const dpdeckTestPost = self.postMessage.bind(self);
+const dpdeckTestPost = MessagePort.prototype.postMessage;
 let dpdeckTestEndAfter = null;
-self.postMessage = function postMessage(message, transfer) {
-  dpdeckTestPost(message, transfer);
+MessagePort.prototype.postMessage = function postMessage(message, transfer) {
+  dpdeckTestPost.call(this, message, transfer);
   if (dpdeckTestEndAfter !== null && message && message.id === dpdeckTestEndAfter) dpdeckTestClose();
 };
-self.addEventListener("message", (event) => {
+function dpdeckTestWatch(event) {
   const data = event.data || {};
   const source = String(data.payload && data.payload.source);
   if (data.type !== "run") return;
@@ -92,7 +94,11 @@ self.addEventListener("message", (event) => {
   } else if (source.includes("# FIN DESPUÉS")) {
     dpdeckTestEndAfter = data.id;
   }
-});
+}
+self.addEventListener("message", (event) => {
+  const port = event.data && event.data.payload && event.data.payload.port;
+  if (port) port.addEventListener("message", dpdeckTestWatch);
+}, { capture: true });
 """
 
 

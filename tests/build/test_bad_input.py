@@ -9,6 +9,7 @@ surrogate. Each stops the build with `archivo:línea: qué falla`, never a trace
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 
@@ -103,6 +104,12 @@ CASES = {
              "id de celda no válido «Mal»"),
     "carpeta-md": ({"x.md": "carpeta"}, "x.md:1", "es una carpeta"),
     "enlace-roto": ({"x.md": "enlace"}, "x.md:1", "enlace a un archivo que no existe"),
+    "enlace-hacia-fuera": ({"01.md": "enlace-fuera"}, "01.md:1", "fuera de la carpeta de diapositivas"),
+    # An unclosed comment would hide everything after it, in this file and the next ones.
+    "comentario-sin-cerrar": ({"01.md": "# T\n\ntexto\n\n<!-- una nota\n\n# Escondida\n"}, "01.md:5",
+                              "comentario HTML «<!--» sin cerrar"),
+    "comentario-sin-cerrar-en-html": ({"01.md": "# T\n\n<div>\nuno\n<!-- dos\n</div>\n\nmás\n"}, "01.md:5",
+                                      "comentario HTML «<!--» sin cerrar"),
     "figures-superindice": ({"01.md": cell("print(1)", "figures=²")}, "01.md:5", "figures=²: se espera"),
     "timeout-no-numero": ({"01.md": cell("print(1)", "timeout=abc")}, "01.md:5", "timeout=abc: se esperan los segundos"),
     "timeout-cero": ({"01.md": cell("print(1)", "timeout=0")}, "01.md:5", "timeout=0: se esperan"),
@@ -124,12 +131,17 @@ CASES = {
 
 
 def place_case_files(slides, files: dict) -> None:
-    """Write a case's files; "carpeta" and "enlace" stand for a folder and a broken symlink."""
+    """Write a case's files; "carpeta", "enlace" and "enlace-fuera" stand for a folder, a broken
+    symlink and a symlink to a file beside the slides' folder."""
     for name, content in files.items():
         if content == "carpeta":
             (slides / name).mkdir()
         elif content == "enlace":
             os.symlink(slides / "no-existe", slides / name)
+        elif content == "enlace-fuera":
+            secret = slides.parent / "secreto.txt"
+            secret.write_text("# SECRETO de esta máquina\n", encoding="utf-8")
+            os.symlink(secret, slides / name)
         elif isinstance(content, bytes):
             (slides / name).write_bytes(content)
         else:
@@ -160,6 +172,28 @@ def test_bad_input_stops_with_file_and_line(case, previous_dist, tmp_path):
     assert result.returncode != 0
     assert f"{slides / where.split(':')[0]}:{where.split(':')[1]}: " in result.stderr, result.stderr
     assert message in result.stderr, result.stderr
+    assert "Traceback (most recent call last)" not in result.stderr + result.stdout
+    assert snapshot(previous_dist) == before
+    assert sorted(path.name for path in previous_dist.parent.iterdir()) == ["dist", "slides"]
+
+
+def test_a_symlink_that_stays_in_the_folder_is_read(tmp_path):
+    slides = write_deck(tmp_path / "slides", {"00.md": GOOD, "capitulo.txt": "# Enlazada\n\nDentro.\n"})
+    os.symlink("capitulo.txt", slides / "01.md")
+    result = run_build(slides, tmp_path / "dist")
+    assert result.returncode == 0, result.stderr
+    assert "Dentro." in (tmp_path / "dist" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_signal_stops_the_build_cleanly_and_says_so(previous_dist, tmp_path):
+    """A cell (or `kill`, or a CI timeout) sending SIGTERM to the build: the build says so, cleans up, exits 143."""
+    slides = write_deck(tmp_path / "slides", {"00.md": GOOD, "01.md": cell(
+        "import os, signal, time\nos.kill(os.getppid(), signal.SIGTERM)\ntime.sleep(30)")})
+    before = snapshot(previous_dist)
+    result = run_build(slides, previous_dist)
+    assert result.returncode == 128 + signal.SIGTERM, (result.returncode, result.stderr)
+    assert "construcción detenida" in result.stderr and "sigue como estaba" in result.stderr, result.stderr
+    assert "interrumpido (SIGTERM)" in result.stderr
     assert "Traceback (most recent call last)" not in result.stderr + result.stdout
     assert snapshot(previous_dist) == before
     assert sorted(path.name for path in previous_dist.parent.iterdir()) == ["dist", "slides"]

@@ -39,6 +39,18 @@ REFUSED = {
                 "el estilo de <div> carga «https://ejemplo.org/f.jpg»"),
     "css-import": ('# T\n\n<style>\n.a { color: red; }\n@import "https://ejemplo.org/x.css";\n</style>\n', 5,
                    "la hoja de estilo <style> carga «https://ejemplo.org/x.css»"),
+    # CSS escapes are read as the browser reads them: «u\72l(» is «url(», «\68» an «h».
+    "css-escape-en-url": ('# T\n\n<div style="background:u\\72l(https://ejemplo.org/x.png)">x</div>\n', 3,
+                          "el estilo de <div> carga «https://ejemplo.org/x.png»"),
+    "css-escape-en-direccion": ('# T\n\n<div style="background:url(\\68 ttps://ejemplo.org/y.png)">x</div>\n', 3,
+                                "carga «https://ejemplo.org/y.png»"),
+    "css-escape-en-import": ('# T\n\n<style>\n.a { color: red; }\n@\\69mport "https://ejemplo.org/x.css";\n</style>\n',
+                             5, "la hoja de estilo <style> carga «https://ejemplo.org/x.css»"),
+    # Same origin, but the deck's own code: a second copy of the deck would run.
+    "script-del-propio-mazo": ('# T\n\n<script src="js/main.js"></script>\n', 3,
+                               "ejecutaría otra vez el código del propio mazo"),
+    "script-modulo-del-propio-mazo": ('# T\n\n<script type="module" src="./vendor/reveal/reveal.esm.js"></script>\n', 3,
+                                      "ejecutaría otra vez el código del propio mazo"),
     "css-image-set": ("# T\n\n<div style=\"background: image-set('https://ejemplo.org/a.png' 1x)\"></div>\n", 3,
                       "el estilo de <div>"),
     "link-stylesheet": ('# T\n\n<link rel="stylesheet" href="https://ejemplo.org/tema.css">\n', 3, "<link href>"),
@@ -61,7 +73,8 @@ ALLOWED = (
     '<img src="data:image/png;base64,iVBORw0KGgo=" alt="punto">',
     '<a href="https://www.ejemplo.org/articulo">el artículo</a>',
     "[el artículo](https://www.ejemplo.org/articulo)",
-    '<script src="js/extra.js"></script>',
+    '<script src="extra/animacion.js"></script>',
+    '<div style="content: \'\\2014\'; background: u\\72l(fondo.png)">x</div>',
     '<div style="color: #123; background: url(fondo.png)">x</div>',
     "Escribid `<img src=\"https://ejemplo.org/a.png\">` y veréis que el navegador lo bloquea.",
 )

@@ -125,6 +125,7 @@ def status_of(answer: bytes) -> int:
 CLOSE = b"\r\nConnection: close\r\n\r\n"
 ODD_REQUESTS = {
     "línea-mal-formada": (b"GARBAGE\r\n\r\n", 400),
+    "línea-de-espacios": (b"     \r\n\r\n", 400),
     "versión-mal-formada": (b"GET / HTTX/9\r\n\r\n", 400),
     "url-de-70-kb": (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 414),
     "nul": (b"GET /%00 HTTP/1.1" + CLOSE, 400),
@@ -174,7 +175,7 @@ def test_every_answer_carries_nosniff_and_pages_and_scripts_the_decks_policy(ser
     script = "document.documentElement.dataset.primero = '1';"
     (Path(served.root) / "index.html").write_text(f"<script>{script}</script><p>hola</p>")
     (Path(served.root) / "worker.js").write_text("self.onmessage = () => {};")
-    policy = compose_policy(inline_scripts=[script])
+    policy = compose_policy(inline_scripts=[script], header=True)
     assert hash_script(script) in policy and "'unsafe-inline'" not in policy.split("script-src")[1].split(";")[0]
     for path, governed in (("", True), ("worker.js", True), ("no-existe", True), ("a.wasm", False)):
         _, headers, _ = fetch(base + path)
@@ -184,11 +185,11 @@ def test_every_answer_carries_nosniff_and_pages_and_scripts_the_decks_policy(ser
     (Path(served.root) / "index.html").write_text("<script>1</script>")
     os.utime(Path(served.root) / "index.html", (1, 1))
     _, headers, _ = fetch(base)
-    assert headers["Content-Security-Policy"] == compose_policy(inline_scripts=["1"])
+    assert headers["Content-Security-Policy"] == compose_policy(inline_scripts=["1"], header=True)
     # No page at all: scripts still get the deck's policy.
     (Path(served.root) / "index.html").unlink()
     _, headers, _ = fetch(base + "worker.js")
-    assert headers["Content-Security-Policy"] == compose_policy()
+    assert headers["Content-Security-Policy"] == compose_policy(header=True)
 
 
 def test_the_policy_is_the_built_pages(dist_dir):
@@ -200,9 +201,11 @@ def test_the_policy_is_the_built_pages(dist_dir):
     finally:
         server.shutdown()
         server.server_close()
-    meta = re.search(rb'http-equiv="Content-Security-Policy" content="([^"]+)"', body).group(1).decode()
-    assert headers["Content-Security-Policy"] == html.unescape(meta)
-    assert html.unescape(meta) == compose_policy(inline_scripts=find_inline_scripts(body.decode()))
+    meta = html.unescape(re.search(rb'http-equiv="Content-Security-Policy" content="([^"]+)"', body).group(1).decode())
+    assert meta == compose_policy(inline_scripts=find_inline_scripts(body.decode()))
+    # The header adds what a <meta> cannot carry: no page of another origin may frame the deck.
+    assert "frame-ancestors" not in meta
+    assert headers["Content-Security-Policy"] == f"{meta}; frame-ancestors 'self'"
 
 
 def test_an_idle_connection_is_closed(tmp_path, monkeypatch):

@@ -171,8 +171,12 @@ def test_a_slide_belongs_to_the_chapter_of_its_file():
 def saved_outputs_scenario(body: str, *, quota="Infinity", figure_chars=1000, total_chars=5000):
     scenario = """
       window.localStorage = fakeStorage(%s);
-      const store = new m.SavedOutputs('/mazo/', {figureChars: %d, totalChars: %d});
-      const bytes = (n) => new Uint8Array(n).map((_, i) => i %% 251);
+      // The build's digest of each cell's code (the page reads it from the cell's markup).
+      const digests = {};
+      const store = new m.SavedOutputs('/mazo/', {figureChars: %d, totalChars: %d},
+                                       {digestOf: (id) => digests[id] || `sha-${id}`});
+      // A PNG's signature, then bytes 8, 9, 10…
+      const bytes = (n) => new Uint8Array(n).map((_, i) => (i < 8 ? [137, 80, 78, 71, 13, 10, 26, 10][i] : i %% 251));
       const text = (t) => ({status: 'done', outputs: [{type: 'stream', name: 'stdout', text: t}], elapsedMs: 12});
       const withFigure = (n) => ({status: 'done', elapsedMs: 30, outputs: [
         {type: 'stream', name: 'stdout', text: 'con figura\\n'},
@@ -191,7 +195,7 @@ def test_a_run_is_saved_with_its_figure_and_read_back():
               figure: Array.from(m.base64ToBytes(entry.outputs[1].data)).slice(0, 5), n: m.base64ToBytes(entry.outputs[1].data).length};
     """)
     assert result == {"outcome": {"saved": True, "figuresDropped": 0}, "keys": ["dpdeck:outputs:/mazo/:dos"],
-                      "source": "print(2)", "elapsed": 30, "figure": [0, 1, 2, 3, 4], "n": 300}
+                      "source": "print(2)", "elapsed": 30, "figure": [137, 80, 78, 71, 13], "n": 300}
 
 
 def test_figures_over_the_cells_budget_are_left_out_and_the_text_kept():
@@ -238,10 +242,44 @@ def test_a_full_browser_drops_figures_then_older_outputs_then_gives_up():
     assert result["edit"] == 100
 
 
-def test_a_damaged_entry_reads_as_nothing():
+def test_a_damaged_entry_reads_as_nothing_and_is_deleted():
     result = saved_outputs_scenario("""
       window.localStorage.setItem('dpdeck:outputs:/mazo/:a', '{no es json');
       window.localStorage.setItem('dpdeck:outputs:/mazo/:b', JSON.stringify({version: 99, outputs: []}));
-      return [store.load('a'), store.load('b'), store.load('c')];
+      return {loaded: [store.load('a'), store.load('b'), store.load('c')], keys: keys()};
     """)
-    assert result == [None, None, None]
+    assert result == {"loaded": [None, None, None], "keys": []}
+
+
+# Entries another page of the origin could write: each must be refused on every read, and deleted.
+FORGED_ENTRIES = {
+    "otra-celda": "{...good, cell: 'sha-de-otra-version'}",
+    "sin-celda": "(({cell, ...rest}) => rest)(good)",
+    "version-anterior": "{...good, version: 1}",
+    "tipo-desconocido": "{...good, outputs: [{type: 'html', text: '<img src=x onerror=alert(1)>'}]}",
+    "texto-que-no-es-texto": "{...good, outputs: [{type: 'stream', name: 'stdout', text: {toString: 1}}]}",
+    "figura-que-no-es-png": "{...good, outputs: [{type: 'figure', data: btoa('<svg onload=alert(1)>'), width: 2, height: 2}]}",
+    "estado-desconocido": "{...good, status: 'correcto'}",
+}
+
+
+@pytest.mark.parametrize("forged", sorted(FORGED_ENTRIES))
+def test_an_entry_not_saved_by_the_page_for_this_builds_cell_is_deleted_unread(forged):
+    result = saved_outputs_scenario("""
+      store.save('a', 'print(1)', text('uno\\n'));
+      const good = JSON.parse(window.localStorage.getItem('dpdeck:outputs:/mazo/:a'));
+      const sound = store.load('a') !== null;
+      window.localStorage.setItem('dpdeck:outputs:/mazo/:a', JSON.stringify(%s));
+      return {sound, cell: good.cell, loaded: store.load('a'), keys: keys()};
+    """ % FORGED_ENTRIES[forged])
+    assert result == {"sound": True, "cell": "sha-a", "loaded": None, "keys": []}
+
+
+def test_a_saved_run_is_shown_only_with_the_code_version_it_was_saved_for():
+    result = saved_outputs_scenario("""
+      store.save('a', 'print(1)', text('uno\\n'));
+      // A new build changed the cell's own code: the run saved with the old one is not this cell's.
+      digests.a = 'sha-nueva';
+      return {loaded: store.load('a'), keys: keys()};
+    """)
+    assert result == {"loaded": None, "keys": []}

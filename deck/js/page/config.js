@@ -6,8 +6,15 @@
 // A cell's limits (output characters, figures) are not here: they belong to
 // the live cells' contract, shared with Python (protocol.js).
 
+import { isReceiver } from "./page.js";
+
 export default {
   // ---------------------------------------------------------------- reveal.js
+
+  // reveal's postMessage API lets another window drive the deck. Only the
+  // speaker view's previews (?receiver) need it, driven by the speaker view
+  // itself, of the deck's own origin (main.js turns away every other origin's message).
+  postMessage: isReceiver,
 
   // The slides are authored at 1280×720 (16:9); reveal scales them to the screen.
   width: 1280,

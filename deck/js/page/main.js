@@ -32,6 +32,16 @@ import { SlideLayout, initialLayout } from "./layout.js";
 import { SpanishScreens } from "./revealscreens.js";
 import { SpeakerView } from "./speaker.js";
 
+// A message from a window of another origin (a page that frames the deck) reaches
+// none of the deck's listeners, reveal.js's included: this one runs first and stops it.
+window.addEventListener(
+  "message",
+  (event) => {
+    if (event.origin !== window.location.origin) event.stopImmediatePropagation();
+  },
+  { capture: true },
+);
+
 const Reveal = window.Reveal;
 const plugins = [
   SpeakerView(),

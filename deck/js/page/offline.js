@@ -22,7 +22,23 @@ import { Toast } from "./status.js";
 
 const SERVICE_WORKER = "sw.js";
 // The worker's messages (serviceworker.js).
-const MESSAGE = Object.freeze({ STATUS: "offline-status", CACHE_PYTHON: "cache-python", TAKE_OVER: "take-over" });
+const MESSAGE = Object.freeze({
+  STATUS: "offline-status",
+  CACHE_PYTHON: "cache-python",
+  TAKE_OVER: "take-over",
+  REPLACED: "offline-replaced",
+});
+// How long the line saying a stored copy was replaced stays.
+const REPLACED_NOTICE_MS = 15_000;
+
+/** The one line a person reads when stored files of the deck were not this version's (serviceworker.js). */
+export function describeReplaced(paths) {
+  const shown = paths.slice(0, 2).join(", ") + (paths.length > 2 ? ` y ${paths.length - 2} más` : "");
+  return (
+    `La copia guardada en este navegador de ${shown} no coincidía con esta versión de las diapositivas: ` +
+    "se descartó y se volvió a descargar."
+  );
+}
 // The toast offering a new version stays this long.
 const UPDATE_OFFER_MS = 60_000;
 
@@ -35,9 +51,30 @@ export function OfflineDeck() {
   let pythonCacheQuietMs = 0;
   let reveal = null;
   const root = document.documentElement;
+  const told = new Set();
+
+  // Said once per file and visit: the service worker replaced stored files that were not
+  // this build's. Listened to from the start: the worker tells a page as soon as it opens.
+  const tellReplaced = (paths) => {
+    const fresh = (paths || []).filter((path) => !told.has(path));
+    if (!fresh.length) return;
+    fresh.forEach((path) => told.add(path));
+    root.dataset.offlineReplaced = [...told].join(" ");
+    new Toast().show(describeReplaced(fresh), {
+      actionText: "Entendido",
+      actionName: "dismiss",
+      durationMs: REPLACED_NOTICE_MS,
+    });
+  };
+  if (supported && !isPrintPdf && !isReceiver) {
+    navigator.serviceWorker.addEventListener("message", (event) => {
+      if (event.data && event.data.type === MESSAGE.REPLACED) tellReplaced(event.data.paths);
+    });
+  }
 
   const show = (data) => {
     status = data;
+    tellReplaced(data.replaced);
     const complete = (group) => group.total > 0 && group.stored === group.total;
     root.dataset.offline = complete(data.page) ? "ready" : "caching";
     if (complete(data.python)) root.dataset.offlinePython = "ready";

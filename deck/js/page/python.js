@@ -33,9 +33,9 @@ export const WORKER_STEP = "worker";
  * What a PythonRuntime dispatches: "state" {state, failure}, "progress" (the
  * worker's progress payload), "crash" {message} (Python broke or ended
  * while no cell was running, and is being restarted), "notice" {message}
- * (something a person should know about how Python started), "busy" (a run
- * was queued) and "idle" (Python is ready and its queue has just emptied: no
- * cell runs or waits).
+ * (something a person should read once about how Python started), "busy" (a
+ * run was queued) and "idle" (Python is ready and its queue has just emptied:
+ * no cell runs or waits).
  */
 export const RUNTIME_EVENT = Object.freeze({
   STATE: "state",
@@ -79,6 +79,10 @@ const RESTORE_BROKE_MESSAGE = (message) =>
 const UNFIT_FOUND_MESSAGE =
   "Python arrancó desde cero porque su memoria preparada no encaja con este navegador " +
   "(tarda algo más; este dispositivo lo recordará).";
+/** Said once when the boot found a copy of Python on this device that was not this build's (and did not use it). */
+export const COPY_REFUSED_MESSAGE =
+  "La copia de Python guardada en este dispositivo no era la de esta versión de las diapositivas: " +
+  "se descartó y Python se cargó de los archivos del mazo.";
 const POLICY_FALLBACK_WARNING =
   "dpdeck: este navegador aplica la política de seguridad de la página de otra forma dentro del worker; " +
   "Python arranca sin ella (solo con los controles del propio worker).";
@@ -143,6 +147,7 @@ export class PythonRuntime extends EventTarget {
       interruptFallbacks: 0,
       snapshotKept: null,
       figureWarmed: null,
+      copiesRefused: 0,
     };
   }
 
@@ -168,6 +173,18 @@ export class PythonRuntime extends EventTarget {
       return;
     }
     this.worker = worker;
+    // The protocol runs over a port of this channel that only the worker's own
+    // code holds (it comes with the "boot" request): what a cell posts to the
+    // page, or an earlier cell's listener answers, never reaches it. Until the
+    // worker has the port, its boot progress comes the usual way; from its
+    // first message on the port, nothing else is heard.
+    const channel = new MessageChannel();
+    this.port = channel.port1;
+    this.workerPort = channel.port2;
+    channel.port1.onmessage = (event) => {
+      worker.onmessage = null;
+      this.onMessage(event.data, generation);
+    };
     worker.onmessage = (event) => this.onMessage(event.data, generation);
     worker.onerror = (event) => {
       event.preventDefault?.();
@@ -206,9 +223,11 @@ export class PythonRuntime extends EventTarget {
         this.restored = Boolean(snapshot && snapshot.used);
         this.setState(PYTHON_STATE.READY);
         this.pump();
-        if (snapshot && snapshot.unfit === UNFIT.FOUND) {
-          this.dispatchEvent(new CustomEvent(RUNTIME_EVENT.NOTICE, { detail: { message: UNFIT_FOUND_MESSAGE } }));
-        }
+        const copyRefused = Boolean((snapshot && snapshot.refused) || (packagesCopy && packagesCopy.refused));
+        if (copyRefused) this.stats.copiesRefused += 1;
+        // One notice: a snapshot that does not fit this browser says more than a refused copy.
+        const notice = snapshot && snapshot.unfit === UNFIT.FOUND ? UNFIT_FOUND_MESSAGE : copyRefused ? COPY_REFUSED_MESSAGE : null;
+        if (notice) this.dispatchEvent(new CustomEvent(RUNTIME_EVENT.NOTICE, { detail: { message: notice } }));
         if (warmupFigure === false) this.warmWhenQuiet(generation);
         if ((snapshot && snapshot.keep) || (packagesCopy && packagesCopy.keep)) this.keepCopiesWhenQuiet(generation);
       },
@@ -328,6 +347,7 @@ export class PythonRuntime extends EventTarget {
     if (this.worker) {
       this.worker.terminate();
       this.worker = null;
+      this.closePort();
     }
     this.generation += 1;
     this.rejectPending();
@@ -346,6 +366,7 @@ export class PythonRuntime extends EventTarget {
     if (this.worker) {
       this.worker.terminate();
       this.worker = null;
+      this.closePort();
     }
     this.generation += 1;
     this.rejectPending();
@@ -373,8 +394,21 @@ export class PythonRuntime extends EventTarget {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, type, payload }, transfer);
+      if (this.workerPort) {
+        // The first request, "boot", hands the worker its port.
+        const port = this.workerPort;
+        this.workerPort = null;
+        this.worker.postMessage({ id, type, payload: { ...payload, port } }, [...transfer, port]);
+      } else {
+        this.port.postMessage({ id, type, payload }, transfer);
+      }
     });
+  }
+
+  closePort() {
+    if (this.port) this.port.close();
+    this.port = null;
+    this.workerPort = null;
   }
 
   onMessage(message, generation) {

@@ -3,18 +3,63 @@
 // result (labelled as their last run) instead of the original's.
 //
 // One entry per cell, keyed like the edits (deck path + cell id):
-//   {version, source, status, elapsedMs, savedAt, figuresDropped, outputs}
-// where outputs are the run's outputs as the contract describes them, with
-// each figure's PNG as base64. Text is already capped by the contract
-// (MAX_OUTPUT_CHARS). Figures are kept within a budget per cell, and all saved
-// outputs within a budget for the deck (config.js): past it the oldest saved
-// outputs of other cells go first. When the browser's storage is full the
-// figures are dropped, then older outputs; the edit itself always wins.
+//   {version, cell, source, status, elapsedMs, savedAt, figuresDropped, outputs}
+// where `cell` is the build's SHA-256 of the cell's own code (the markup's
+// data-source-sha256) and outputs are the run's outputs as the contract
+// describes them, with each figure's PNG as base64. Text is already capped by
+// the contract (MAX_OUTPUT_CHARS). Figures are kept within a budget per cell,
+// and all saved outputs within a budget for the deck (config.js): past it the
+// oldest saved outputs of other cells go first. When the browser's storage is
+// full the figures are dropped, then older outputs; the edit itself always wins.
+//
+// Anything of this origin can write localStorage, so an entry is checked each
+// time it is read: it must be of this build's cell (its digest) and have the
+// contract's shape (known output kinds, text as text, figures as PNG);
+// anything else is deleted and never shown.
 
-import { OUTPUT } from "../shared/protocol.js";
+import { OUTPUT, RUN_STATUS } from "../shared/protocol.js";
 
 const PREFIX = "dpdeck:outputs:";
-const VERSION = 1;
+const VERSION = 2;
+// A PNG file's first bytes, base64: "\x89PNG\r\n\x1a\n".
+const PNG_BASE64 = "iVBORw0KGgo";
+const TEXT_FIELDS = {
+  [OUTPUT.STREAM]: ["name", "text"],
+  [OUTPUT.VALUE]: ["text"],
+  [OUTPUT.ERROR]: ["ename", "evalue", "traceback"],
+};
+const STATUSES = new Set(Object.values(RUN_STATUS));
+
+/** The build's SHA-256 of a cell's code (its markup's data-source-sha256), or null. */
+function cellDigestInPage(cellId) {
+  const cell = document.querySelector(`.cell[data-cell-id="${CSS.escape(cellId)}"]`);
+  return (cell && cell.dataset.sourceSha256) || null;
+}
+
+/** Whether one saved output has the contract's shape, as the page will show it. */
+function isWellFormed(output) {
+  if (!output || typeof output !== "object") return false;
+  if (output.type === OUTPUT.FIGURE) {
+    return typeof output.data === "string" && output.data.startsWith(PNG_BASE64) &&
+      Number.isFinite(output.width) && Number.isFinite(output.height);
+  }
+  const fields = TEXT_FIELDS[output.type];
+  return Boolean(fields) && fields.every((field) => output[field] === undefined || typeof output[field] === "string");
+}
+
+/** Whether a saved entry is one this page saved for this build's cell (see the top of this file). */
+function isEntryOf(entry, digest) {
+  return (
+    Boolean(entry) &&
+    entry.version === VERSION &&
+    digest !== null &&
+    entry.cell === digest &&
+    typeof entry.source === "string" &&
+    STATUSES.has(entry.status) &&
+    Array.isArray(entry.outputs) &&
+    entry.outputs.every(isWellFormed)
+  );
+}
 
 function storage() {
   try {
@@ -56,8 +101,12 @@ function serialize(outputs) {
 }
 
 export class SavedOutputs {
-  /** budget: {figureChars, totalChars} (config.js: savedFigureChars, savedOutputsChars). */
-  constructor(deckPath, { figureChars, totalChars }) {
+  /**
+   * budget: {figureChars, totalChars} (config.js: savedFigureChars, savedOutputsChars);
+   * `digestOf(cellId)`: the build's SHA-256 of a cell's code (by default, from the page's markup).
+   */
+  constructor(deckPath, { figureChars, totalChars }, { digestOf = cellDigestInPage } = {}) {
+    this.digestOf = digestOf;
     this.deckPath = deckPath;
     this.figureChars = figureChars;
     this.totalChars = totalChars;
@@ -67,16 +116,27 @@ export class SavedOutputs {
     return `${PREFIX}${this.deckPath}:${cellId}`;
   }
 
-  /** The saved entry of a cell (figures still as base64), or null. */
+  /**
+   * The saved entry of a cell (figures still as base64), or null. One that is
+   * not this build's cell's, or not of the contract's shape, is deleted.
+   */
   load(cellId) {
+    let text = null;
     try {
-      const text = storage()?.getItem(this.key(cellId));
-      if (!text) return null;
-      const entry = JSON.parse(text);
-      return entry && entry.version === VERSION && Array.isArray(entry.outputs) ? entry : null;
+      text = storage()?.getItem(this.key(cellId));
     } catch {
       return null;
     }
+    if (!text) return null;
+    let entry = null;
+    try {
+      entry = JSON.parse(text);
+    } catch {
+      entry = null;
+    }
+    if (isEntryOf(entry, this.digestOf(cellId))) return entry;
+    this.forget(cellId);
+    return null;
   }
 
   /**
@@ -90,6 +150,7 @@ export class SavedOutputs {
     const figureChars = outputs.filter((o) => o.type === OUTPUT.FIGURE).reduce((sum, o) => sum + o.data.length, 0);
     const entry = {
       version: VERSION,
+      cell: this.digestOf(cellId),
       source,
       status: result.status,
       elapsedMs: typeof result.elapsedMs === "number" ? result.elapsedMs : null,

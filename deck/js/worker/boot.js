@@ -8,14 +8,24 @@ import { BOOT_STAGE } from "../shared/protocol.js";
 import { UNFIT } from "../shared/workerboot.js";
 import { checkUrl, takeViolations } from "./netguard.js";
 import { FORGET_LISTINGS_PY, forgetListings, installWheels, unpackWheel } from "./wheels.js";
-import { KEPT_PACKAGES, PACKAGES_SOURCE, composePackagesCopy, listLibraries, readKeptPackages } from "./packagecopy.js";
+import {
+  KEPT_PACKAGES,
+  PACKAGES_SOURCE,
+  composePackagesCopy,
+  isUsableDescription,
+  listLibraries,
+  readKeptPackages,
+} from "./packagecopy.js";
+import { closeStorageDoors } from "./storagedoors.js";
 import { drawWarmupFigure, importWarm, warmRestoredPython } from "./warmup.js";
 import {
   AFTER_RESTORE_PY,
   SNAPSHOT_SOURCE,
   SnapshotError,
   computeIntegrity,
+  KEPT_SNAPSHOT,
   fillSnapshot,
+  forgetFile,
   identifySnapshot,
   inflateSnapshot,
   openKeptFile,
@@ -231,24 +241,36 @@ async function restoreFromSnapshot(description, snapshot, libraries, pyodideUrl,
 
 // The packages' wheels unpacked (as unpackWheels gives them): from the
 // device's copy (packagecopy.js) if `kept` (openKeptFile's handle, or null)
-// is a good copy of `preload`'s wheels, else downloaded. The downloads start at
-// once, and stop when the copy turns out good. `copy` gets the source
-// (PACKAGES_SOURCE) and, after a download where the device can keep a copy,
-// `keep`; the copy to keep is composed before anything uses the files.
-function loadPackages(preload, baseUrl, kept, copy) {
+// is the copy runtime.json's `description` (packagesCopy) gives, else
+// downloaded. The downloads start at once, and stop when the copy turns out
+// good. `copy` gets the source (PACKAGES_SOURCE), why a copy on the device
+// was refused (`refused`), and, after a download where the device can keep a
+// copy, `keep`; the copy to keep is composed before anything uses the files.
+function loadPackages(preload, description, baseUrl, kept, copy) {
   const downloads = new AbortController();
   const downloaded = unpackWheels(preload, baseUrl, downloads.signal);
-  const fromCopy = kept.then((access) => (access ? readKeptPackages(access, preload) : null));
+  const usable = isUsableDescription(description, preload);
+  const fromCopy = kept.then(async (access) => {
+    if (!access) return null;
+    if (!usable) {
+      access.close();
+      return null;
+    }
+    const { wheels: list, refused } = await readKeptPackages(access, preload, description);
+    if (refused) copy.refused = refused;
+    return list || null;
+  });
   const wheels = fromCopy.then((list) => {
     if (list) {
       downloads.abort();
       copy.source = PACKAGES_SOURCE.KEPT;
+      state.usedCopies.add(KEPT_PACKAGES.FILE);
       return list;
     }
     copy.source = PACKAGES_SOURCE.DOWNLOAD;
     return downloaded.wheels.then((unpacked) => {
-      if (state.store && preload.length) {
-        state.packagesToKeep = composePackagesCopy(preload, unpacked);
+      if (state.store && preload.length && usable) {
+        state.packagesToKeep = { data: composePackagesCopy(unpacked), description };
         copy.keep = true;
       }
       return unpacked;
@@ -308,7 +330,13 @@ async function boot(base) {
   const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
   // The wheels download and unpack while the interpreter starts, unless the device's copy has them.
   const packagesCopy = { source: null, keep: false };
-  const { wheels, libraries } = loadPackages(runtime.preload || [], baseUrl, keptPackages, packagesCopy);
+  const { wheels, libraries } = loadPackages(
+    runtime.preload || [],
+    runtime.packagesCopy,
+    baseUrl,
+    keptPackages,
+    packagesCopy,
+  );
   const wheelUrl = new URL(runtime.wheel, baseUrl);
   const wheel = fetchBytes(wheelUrl.href, runtime.wheelIntegrity).then((bytes) =>
     unpackWheel(bytes, wheelUrl.pathname.slice(wheelUrl.pathname.lastIndexOf("/") + 1)),
@@ -324,15 +352,19 @@ async function boot(base) {
   let snapshot = null;
   if (runtime.snapshot && !refusal) {
     const bytes = new Uint8Array(runtime.snapshot.size);
-    snapshot = { bytes, source: null };
+    snapshot = { bytes, source: null, refused: false };
     snapshot.ready = fillSnapshot({
       target: bytes,
       kept: keptSnapshot,
       memoryIntegrity: runtime.snapshot.memoryIntegrity,
       download: () => fetchSnapshot(runtime.snapshot, baseUrl, bytes, mark),
       mark,
+      onRefused: () => {
+        snapshot.refused = true;
+      },
     }).then((source) => {
       snapshot.source = source;
+      if (source === SNAPSHOT_SOURCE.KEPT) state.usedCopies.add(KEPT_SNAPSHOT.FILE);
       mark("filledAt");
     });
     snapshot.ready.catch(() => {});
@@ -361,7 +393,8 @@ async function boot(base) {
       } catch (error) {
         // Any mismatch (another Pyodide, a damaged or missing file…) costs
         // only the time tried: Python then starts from scratch. One that says
-        // the snapshot does not fit this browser is remembered on the device.
+        // the snapshot does not fit this browser is remembered on the device;
+        // the device's copies it was restored from are not used again.
         restored = { used: false, error: String((error && error.message) || error) };
         if (error && error.unfit) {
           restored.unfit = UNFIT.FOUND;
@@ -370,6 +403,7 @@ async function boot(base) {
         }
         state.pyodide = null;
         console.warn(`dpdeck: Python arranca desde cero; la instantánea no se pudo restaurar (${restored.error})`);
+        await forgetUsedCopies();
       }
     }
     if (!state.pyodide) {
@@ -423,8 +457,10 @@ async function boot(base) {
   gc.enable();
   gc.destroy();
   state.step = BOOT_STAGE.READY;
-  // What the boot itself did is no cell's doing; from here on, each cell starts from this world.
+  // What the boot itself did is no cell's doing; from here on, each cell starts from this world,
+  // with no way to the device's storage or to the page but the protocol's (storagedoors.js).
   takeViolations();
+  closeStorageDoors(self);
   cellScope.install();
   state.loadedBytes = Math.max(state.loadedBytes, state.totalBytes);
   emitProgress();
@@ -434,10 +470,24 @@ async function boot(base) {
     state.snapshotToKeep = snapshot.bytes;
     restored.keep = true;
   }
+  if (snapshot && snapshot.refused) restored.refused = true;
   timings.snapshot = restored;
   timings.packagesCopy = packagesCopy;
   timings.warmupFigure = !state.figureToWarm;
   return { result: { timings } };
+}
+
+/** Deletes the device's copies this boot used (state.usedCopies): a boot that failed after using one. */
+export async function forgetUsedCopies() {
+  const names = [...state.usedCopies];
+  state.usedCopies.clear();
+  for (const name of names) {
+    try {
+      await forgetFile(deviceStore, name);
+    } catch (error) {
+      console.warn(`dpdeck: no se pudo borrar ${name} de este dispositivo (${(error && error.message) || error})`);
+    }
+  }
 }
 
 // One boot per worker, started when the worker starts; a failed download ends it (failBoot).

@@ -61,7 +61,15 @@ class FileStore {
   }
 
   async write(name, parts) {
-    const file = await this.root.getFileHandle(name, { create: true });
+    let file;
+    try {
+      file = await this.root.getFileHandle(name, { create: true });
+    } catch (error) {
+      // A folder of that name (never the deck's: it keeps files only) would block every copy for good: it goes.
+      if (!error || error.name !== "TypeMismatchError") throw error;
+      await this.root.removeEntry(name, { recursive: true });
+      file = await this.root.getFileHandle(name, { create: true });
+    }
     if (typeof file.createWritable === "function") {
       const writable = await file.createWritable();
       try {
@@ -82,6 +90,14 @@ class FileStore {
       access.flush();
     } finally {
       access.close();
+    }
+  }
+
+  async remove(name) {
+    try {
+      await this.root.removeEntry(name, { recursive: true });
+    } catch (error) {
+      if (!error || error.name !== "NotFoundError") throw error;
     }
   }
 }
@@ -114,6 +130,10 @@ class DatabaseStore {
   async write(name, parts) {
     const joined = joinParts(parts);
     await this.request("readwrite", (store) => store.put(joined.buffer, name));
+  }
+
+  async remove(name) {
+    await this.request("readwrite", (store) => store.delete(name));
   }
 }
 

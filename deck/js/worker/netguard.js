@@ -126,14 +126,20 @@ function guardFontFace(scope) {
   replace(scope, "FontFace", FontFace);
 }
 
+// A worker a cell started would outlive it and its Stop, with storage of its
+// own (storagedoors.js): none is started. The native constructor stays out of
+// reach: the prototype's `constructor` is the refusal too.
 function guardWorkers(scope) {
-  const Native = scope.Worker;
-  if (typeof Native !== "function") return;
-  function Worker(url) {
-    throw refusal(`una celda no puede crear otros workers (${describeUrl(url)})`);
+  for (const name of ["Worker", "SharedWorker"]) {
+    const Native = scope[name];
+    if (typeof Native !== "function") continue;
+    const Refused = function (url) {
+      throw refusal(`una celda no puede crear otros workers (${describeUrl(url)})`);
+    };
+    Refused.prototype = Native.prototype;
+    Object.defineProperty(Native.prototype, "constructor", { value: Refused, writable: false, configurable: false });
+    replace(scope, name, Refused);
   }
-  Worker.prototype = Native.prototype;
-  replace(scope, "Worker", Worker);
 }
 
 /**

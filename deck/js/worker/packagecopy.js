@@ -8,113 +8,118 @@
 // thing the snapshot's restore waited for and their files the next (0.7 and
 // 0.95 s into a second visit); from the copy, both are ready at 0.45 s.
 //
-// The file: a 32-bit little-endian length, a JSON header of that length,
-// then each file's bytes in the header's order. The header:
-//   {version, wheels: [{file, integrity, name, dynlibs, files: [[path, size]]}], integrity}
-// `file` and `integrity` are the preload entries the wheels were unpacked
-// from (a copy is used only for the same wheels, in the same order);
-// `integrity` is the Subresource Integrity value (SHA-256) of all the files'
-// bytes, computed when the copy was made, from the wheels as they were
-// checked and unpacked, and checked on every read: a copy cut short, changed
-// on the device or of other wheels is never used.
+// The file holds the files' bytes only, one after the other. What they must
+// be comes from the build, never from the file: runtime.json's `packagesCopy`
+// (py/deckbuild/devicecopy.py) lists each preload wheel's files with their
+// sizes, in the order wheels.js unpacks them, and gives the SHA-256 of all
+// their bytes. A copy is used only if its size and SHA-256 are those, checked
+// on every read; anything else on the device (cut short, changed, another
+// build's, written by someone else) is refused, and replaced once Python is
+// quiet again. A copy is kept only if it is that one too.
 
 import { computeIntegrity, keepFile } from "./snapshot.js";
+import { DYNLIB } from "./wheels.js";
 
-/** The copy's name in the device's store, and its layout's version. */
-export const KEPT_PACKAGES = Object.freeze({ FILE: "dpdeck-python-packages.bin", VERSION: 1 });
+/** The copy's name in the device's store (devicestore.js). */
+export const KEPT_PACKAGES = Object.freeze({ FILE: "dpdeck-python-packages.bin" });
 /** Where the boot's packages came from (timings.packagesCopy.source). */
 export const PACKAGES_SOURCE = Object.freeze({ KEPT: "kept", DOWNLOAD: "download" });
 
-const LENGTH_BYTES = 4;
+/** Why a device's copy of the packages was not used, in Spanish (timings.packagesCopy.refused). */
+export const COPY_REFUSED = Object.freeze({
+  SIZE: "no mide lo que dice runtime.json",
+  DIGEST: "su SHA-256 no es el de runtime.json",
+  UNREADABLE: "no se pudo leer",
+});
+
+/** Whether a path stays inside site-packages (no `..`, no leading `/`), as wheels.js requires of a wheel's. */
+function isInside(path) {
+  return typeof path === "string" && path !== "" && !path.startsWith("/") && !path.split("/").includes("..");
+}
 
 /**
- * The copy to keep of `wheels` (wheels.js's unpackWheel results) unpacked
- * from `preload` (runtime.json's entries, in the same order):
- * {header, data}, the files' bytes copied into one buffer now, before the
- * boot gives them to Python's file system, which may change them.
+ * Whether runtime.json's description (`packagesCopy`) can describe a copy of
+ * `preload`'s wheels: one list of [path, size] per wheel, paths inside
+ * site-packages, sizes that add up to its `size`.
  */
-export function composePackagesCopy(preload, wheels) {
+export function isUsableDescription(description, preload) {
+  if (!description || typeof description.integrity !== "string" || !Array.isArray(description.wheels)) return false;
+  if (description.wheels.length !== preload.length) return false;
+  let total = 0;
+  for (const wheel of description.wheels) {
+    if (!wheel || !Array.isArray(wheel.files)) return false;
+    for (const entry of wheel.files) {
+      if (!Array.isArray(entry) || !isInside(entry[0]) || !Number.isInteger(entry[1]) || entry[1] < 0) return false;
+      total += entry[1];
+    }
+  }
+  return total === description.size;
+}
+
+/**
+ * The copy to keep of `wheels` (wheels.js's unpackWheel results, in
+ * runtime.json's order): the files' bytes copied into one buffer now, before
+ * the boot gives them to Python's file system, which may change them.
+ */
+export function composePackagesCopy(wheels) {
   const size = wheels.reduce((total, wheel) => total + wheel.files.reduce((sum, { data }) => sum + data.byteLength, 0), 0);
   const data = new Uint8Array(size);
   let offset = 0;
-  const entries = wheels.map((wheel, index) => {
+  for (const wheel of wheels) {
     for (const file of wheel.files) {
       data.set(file.data, offset);
       offset += file.data.byteLength;
     }
-    return {
-      file: preload[index].file,
-      integrity: preload[index].integrity,
-      name: wheel.name,
-      dynlibs: wheel.dynlibs,
-      files: wheel.files.map(({ path, data: bytes }) => [path, bytes.byteLength]),
-    };
-  });
-  return { header: { version: KEPT_PACKAGES.VERSION, wheels: entries }, data };
+  }
+  return data;
 }
 
 /**
  * Keeps a composed copy (composePackagesCopy) as the device's copy in `store`
- * (devicestore.js, or a promise of it); its SHA-256 is computed here. Throws
- * what the storage throws.
+ * (devicestore.js, or a promise of it), whole or not at all, if it is the
+ * one `description` (runtime.json's packagesCopy) gives; throws otherwise, and whatever the storage throws.
  */
-export async function keepPackages(store, { header, data }) {
-  const text = new TextEncoder().encode(JSON.stringify({ ...header, integrity: await computeIntegrity(data) }));
-  const length = new Uint8Array(LENGTH_BYTES);
-  new DataView(length.buffer).setUint32(0, text.byteLength, true);
-  await keepFile(store, KEPT_PACKAGES.FILE, [length, text, data]);
-}
-
-function sameWheels(entries, preload) {
-  return (
-    Array.isArray(entries) &&
-    entries.length === preload.length &&
-    entries.every((entry, index) => entry.file === preload[index].file && entry.integrity === preload[index].integrity)
-  );
+export async function keepPackages(store, data, description) {
+  if (data.byteLength !== description.size || (await computeIntegrity(data)) !== description.integrity) {
+    throw new Error("los paquetes descargados no son los que describe runtime.json; no se guardan");
+  }
+  await keepFile(store, KEPT_PACKAGES.FILE, [data]);
 }
 
 /**
- * The wheels in the device's copy opened as `access` (openKeptFile's read-only
- * handle, closed here), as unpackWheel gives them ({name, files: [{path,
- * data}], dynlibs}, each file's data a view of the copy), if the copy is of
- * `preload`'s wheels and its SHA-256 holds; null otherwise.
+ * The wheels in the device's copy opened as `access` (openKeptFile's
+ * read-only handle, closed here), as unpackWheel gives them ({name, files:
+ * [{path, data}], dynlibs}, each file's data a view of the copy; names and
+ * paths from `preload` and `description`): {wheels}, or {refused} (a
+ * COPY_REFUSED reason) when the copy is not the one `description` gives.
  */
-export async function readKeptPackages(access, preload) {
+export async function readKeptPackages(access, preload, description) {
   let bytes;
   try {
-    bytes = new Uint8Array(access.getSize());
-    if (access.read(bytes, { at: 0 }) !== bytes.byteLength) return null;
+    const size = access.getSize();
+    if (size !== description.size) return { refused: COPY_REFUSED.SIZE };
+    bytes = new Uint8Array(size);
+    if (access.read(bytes, { at: 0 }) !== size) return { refused: COPY_REFUSED.UNREADABLE };
   } catch {
-    return null;
+    return { refused: COPY_REFUSED.UNREADABLE };
   } finally {
     access.close();
   }
-  if (bytes.byteLength < LENGTH_BYTES) return null;
-  const headerEnd = LENGTH_BYTES + new DataView(bytes.buffer).getUint32(0, true);
-  if (headerEnd > bytes.byteLength) return null;
-  let header;
-  try {
-    header = JSON.parse(new TextDecoder().decode(bytes.subarray(LENGTH_BYTES, headerEnd)));
-  } catch {
-    return null;
-  }
-  if (!header || header.version !== KEPT_PACKAGES.VERSION || !sameWheels(header.wheels, preload)) return null;
-  const data = bytes.subarray(headerEnd);
+  if ((await computeIntegrity(bytes)) !== description.integrity) return { refused: COPY_REFUSED.DIGEST };
   let offset = 0;
-  const wheels = [];
-  for (const { name, dynlibs, files } of header.wheels) {
-    if (!Array.isArray(files) || !Array.isArray(dynlibs)) return null;
-    const unpacked = [];
-    for (const [path, size] of files) {
-      if (!Number.isInteger(size) || size < 0 || offset + size > data.byteLength) return null;
-      unpacked.push({ path, data: data.subarray(offset, offset + size) });
+  const wheels = preload.map(({ file }, index) => {
+    const files = description.wheels[index].files.map(([path, size]) => {
+      const data = bytes.subarray(offset, offset + size);
       offset += size;
-    }
-    wheels.push({ name, files: unpacked, dynlibs });
-  }
-  if (offset !== data.byteLength) return null;
-  if ((await computeIntegrity(data)) !== header.integrity) return null;
-  return wheels;
+      return { path, data };
+    });
+    return {
+      name: file.slice(file.lastIndexOf("/") + 1),
+      files,
+      dynlibs: files.map(({ path }) => path).filter((path) => DYNLIB.test(path)),
+    };
+  });
+  return { wheels };
 }
 
 /** Every extension module's bytes in `wheels`, by path in site-packages (as unpackWheels' `libraries`). */

@@ -85,6 +85,9 @@ async function runThrough(runCell, { runId, cellId, source }, extra = {}) {
   const started = performance.now();
   let proxy;
   let refused = [];
+  // What an earlier cell left pending and was blocked after that cell's notice
+  // was written is no doing of this one: it goes to the console, not to this cell's notice.
+  forgetLateBlocks();
   cellScope.begin();
   try {
     proxy = runCell.callKwargs(source, {
@@ -185,6 +188,11 @@ async function tellBlockedConnections(result) {
   const sentences = [result.notice, describeLateRefusals(takeRefusals()), describeViolations(recorded)];
   const notice = sentences.filter(Boolean).join(" ");
   if (notice) result.notice = notice;
+}
+
+function forgetLateBlocks() {
+  const late = [describeLateRefusals(takeRefusals()), describeViolations(takeViolations())].filter(Boolean);
+  if (late.length) console.warn(`dpdeck: entre dos celdas: ${late.join(" ")}`);
 }
 
 export function afterViolations() {

@@ -192,17 +192,19 @@ async function readKeptCopy(access, target, memoryIntegrity, mark) {
  * `kept` (a promise of openKeptSnapshot's handle, or null) gives the build's
  * (SHA-256 `memoryIntegrity`), else by `download()`, which inflates the
  * shipped file into `target`. A copy that turns out wrong costs the download
- * it saved. Resolves with the snapshot's source (SNAPSHOT_SOURCE). `mark(name)`,
- * if given, notes when the copy was found, read and checked.
+ * it saved, and `onRefused()` is called. Resolves with the snapshot's source
+ * (SNAPSHOT_SOURCE). `mark(name)`, if given, notes when the copy was found,
+ * read and checked.
  */
-export async function fillSnapshot({ target, kept, memoryIntegrity, download, mark = () => {} }) {
+export async function fillSnapshot({ target, kept, memoryIntegrity, download, mark = () => {}, onRefused = () => {} }) {
   // Looked for first: on a device's first visit the answer (none) takes a
   // moment, but a download started beside it would take the worker's time on
   // every later visit.
   const access = await kept;
   mark("keptFoundAt");
-  if (access && memoryIntegrity && (await readKeptCopy(access, target, memoryIntegrity, mark))) {
-    return SNAPSHOT_SOURCE.KEPT;
+  if (access && memoryIntegrity) {
+    if (await readKeptCopy(access, target, memoryIntegrity, mark)) return SNAPSHOT_SOURCE.KEPT;
+    onRefused();
   }
   if (access && !memoryIntegrity) access.close();
   await download();
@@ -262,6 +264,12 @@ export async function readUnfitSnapshot(store) {
 export function rememberUnfitSnapshot(store, identity, reason) {
   const record = JSON.stringify({ snapshot: identity, reason: String(reason).slice(0, 500) });
   return keepFile(store, UNFIT_SNAPSHOT.FILE, [new TextEncoder().encode(record)]);
+}
+
+/** Deletes the kept file `name`, if there is one (a boot that used it failed). */
+export async function forgetFile(store, name) {
+  const opened = await store;
+  if (opened) await opened.remove(name);
 }
 
 /**

@@ -12,8 +12,9 @@ import { openDeviceStore } from "./devicestore.js";
 export const WORKER_URL = typeof self.dpdeckWorkerUrl === "string" ? self.dpdeckWorkerUrl : self.location.href;
 
 // The device's store (devicestore.js: the copies of Python's snapshot and
-// packages are kept there), opened before any cell runs; a promise of it, or
-// of null where the device keeps nothing.
+// packages are kept there), the worker's alone: taken now, before any cell
+// runs, and out of every cell's reach from the first one on (storagedoors.js);
+// a promise of it, or of null where the device keeps nothing.
 export const deviceStore = openDeviceStore(self);
 
 // What the page asked of this worker's boot (shared/workerboot.js).
@@ -40,10 +41,29 @@ export const state = {
   packagesToKeep: null,
   // A restored Python's throwaway figure, until the page asks for it (REQUEST.WARM).
   figureToWarm: false,
+  // The device's copies this boot read (their files' names): a boot that fails after using one forgets it.
+  usedCopies: new Set(),
 };
 
+// The page's side of the protocol, once its "boot" request has brought it
+// (worker.js): a port only the worker's own modules hold. Replies and events go
+// there, and requests come from there; nothing a cell does can post on it or
+// listen to it. Before it arrives (no cell has run yet), events go to the
+// worker's own global.
+let port = null;
+
+/** The port the page's "boot" request brought; from now on, the only way to the page. */
+export function usePort(pagePort) {
+  port = pagePort;
+}
+
+export function hasPort() {
+  return port !== null;
+}
+
 export function post(message, transfer = []) {
-  natives.postMessage(message, transfer);
+  if (port) port.postMessage(message, transfer);
+  else natives.postMessage(message, transfer);
 }
 
 export function emit(type, payload, transfer = []) {

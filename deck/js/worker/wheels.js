@@ -20,7 +20,7 @@ const METHOD = { STORED: 0, DEFLATED: 8 };
 
 // Pyodide's own rule (pyodide/_package_loader.py): a file whose name ends in
 // .so, or .so with version numbers, is a library to load.
-const DYNLIB = /\.so(\.\d+)*$/;
+export const DYNLIB = /\.so(\.\d+)*$/;
 
 class WheelError extends Error {
   constructor(wheelName, message) {

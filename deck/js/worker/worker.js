@@ -27,12 +27,32 @@ import { keepPackages } from "./packagecopy.js";
 import { keepSnapshot } from "./snapshot.js";
 import { drawThrowawayFigure } from "./warmup.js";
 import { countFetches } from "./downloads.js";
-import { applyInterruptBuffer, failBoot, startBoot } from "./boot.js";
+import { applyInterruptBuffer, failBoot, forgetUsedCopies, startBoot } from "./boot.js";
 import { afterViolations, check, lab, run } from "./run.js";
-import { WORKER_URL, deviceStore, post, state } from "./state.js";
+import { WORKER_URL, deviceStore, hasPort, post, state, usePort } from "./state.js";
 
-// A listener no cell can replace (`js.self.onmessage = …` changes nothing here).
-natives.addEventListener("message", async (event) => {
+// A listener on the global scope that runs before any a cell adds (capturing,
+// added first) and lets none run after it: the page's first request, "boot",
+// comes this way with the port the protocol runs over from then on (state.js);
+// what comes this way after it is ignored.
+natives.addEventListener(
+  "message",
+  (event) => {
+    event.stopImmediatePropagation();
+    if (hasPort()) return;
+    const payload = event.data && event.data.payload;
+    if (payload && payload.port instanceof MessagePort) {
+      const port = payload.port;
+      delete payload.port;
+      port.onmessage = answer;
+      usePort(port);
+    }
+    answer(event);
+  },
+  { capture: true },
+);
+
+async function answer(event) {
   const { id, type, payload } = event.data || {};
   const handler = HANDLERS[type];
   if (!handler) {
@@ -45,7 +65,7 @@ natives.addEventListener("message", async (event) => {
   } catch (error) {
     post({ id, ok: false, error: describeError(error) });
   }
-});
+}
 
 // "fatal": Pyodide itself broke and the page must start a new worker.
 // "policyBlocked": the page's policy blocked the deck's own files (see netguard.js).
@@ -99,6 +119,12 @@ async function answerBoot({ base, interruptBuffer, lifeLock }) {
   try {
     return await startBoot(base || "../");
   } catch (error) {
+    // A copy on the device that a failed boot used is deleted: «Reintentar»
+    // (a new worker) downloads instead of failing the same way again.
+    if (state.usedCopies.size && error && typeof error === "object") {
+      await forgetUsedCopies();
+      error.message = `${error.message} (se borró la copia de Python guardada en este dispositivo: al reintentar se descarga de nuevo)`;
+    }
     // A policy that blocks the deck's own files (a browser that applies it
     // differently): the page then starts the worker from its own URL.
     await afterViolations();
@@ -125,19 +151,24 @@ async function answerWarm() {
 // packagecopy.js). Answers {kept} and, when the storage refused, why
 // (nothing to keep is not a failure).
 async function answerKeep() {
-  const copies = [
-    [keepSnapshot, state.snapshotToKeep],
-    [keepPackages, state.packagesToKeep],
-  ].filter(([, copy]) => copy);
+  const { snapshotToKeep: snapshot, packagesToKeep: packages } = state;
   state.snapshotToKeep = null;
   state.packagesToKeep = null;
+  const copies = [
+    snapshot && (() => keepSnapshot(deviceStore, snapshot)),
+    packages && (() => keepPackages(deviceStore, packages.data, packages.description)),
+  ].filter(Boolean);
   if (!copies.length) return { result: { kept: false } };
-  try {
-    for (const [keep, copy] of copies) await keep(deviceStore, copy);
-    return { result: { kept: true } };
-  } catch (error) {
-    return { result: { kept: false, reason: String((error && error.message) || error) } };
+  // Each copy on its own: one the storage refuses does not stop the other.
+  const reasons = [];
+  for (const keep of copies) {
+    try {
+      await keep();
+    } catch (error) {
+      reasons.push(String((error && error.message) || error));
+    }
   }
+  return { result: reasons.length ? { kept: false, reason: reasons.join("; ") } : { kept: true } };
 }
 
 const HANDLERS = {

@@ -10,7 +10,7 @@
 // <html data-python="ready|error">, `.cell[data-figures]` cells with a
 // `[data-action=run]` button and a `data-runs` counter, live figures as
 // `.cell-output[data-origin=live] img`. A worker speaks {id, type, payload}
-// and answers {id, ok, result}.
+// and answers {id, ok, result}, on its own global or on a port the page gave it.
 (() => {
   const config = __BENCH_CONFIG__;
   const bench = { marks: {}, boot: null, runs: [], errors: [] };
@@ -21,26 +21,39 @@
   const nextFrame = () => new Promise((resolve) => requestAnimationFrame(resolve));
 
   // ---- worker messages: the boot reply and each run's own elapsed time
+  // A worker speaks on its own global (the plain page) or, once its first request has
+  // brought it one, on a port of a MessageChannel the page made (the deck): both are heard.
+  const requests = new Map();
+  const hear = (event) => {
+    const reply = event.data;
+    const request = reply && requests.get(reply.id);
+    if (!request) return;
+    requests.delete(reply.id);
+    if (request.type === "boot") bench.boot = reply.ok ? reply.result : { error: reply.error };
+    if (request.type === "run" && reply.ok) {
+      bench.runs.push({ cellId: request.payload && request.payload.cellId, elapsedMs: reply.result.elapsedMs });
+    }
+  };
+  const watchRequests = (target) => {
+    const postMessage = target.postMessage.bind(target);
+    target.postMessage = (message, ...rest) => {
+      if (message && message.id !== undefined) requests.set(message.id, message);
+      return postMessage(message, ...rest);
+    };
+    target.addEventListener("message", hear);
+  };
   const NativeWorker = window.Worker;
   window.Worker = class BenchWorker extends NativeWorker {
     constructor(...args) {
       super(...args);
-      const requests = new Map();
-      const postMessage = this.postMessage.bind(this);
-      this.postMessage = (message, ...rest) => {
-        if (message && message.id !== undefined) requests.set(message.id, message);
-        return postMessage(message, ...rest);
-      };
-      this.addEventListener("message", (event) => {
-        const reply = event.data;
-        const request = reply && requests.get(reply.id);
-        if (!request) return;
-        requests.delete(reply.id);
-        if (request.type === "boot") bench.boot = reply.ok ? reply.result : { error: reply.error };
-        if (request.type === "run" && reply.ok) {
-          bench.runs.push({ cellId: request.payload && request.payload.cellId, elapsedMs: reply.result.elapsedMs });
-        }
-      });
+      watchRequests(this);
+    }
+  };
+  const NativeChannel = window.MessageChannel;
+  window.MessageChannel = class BenchChannel extends NativeChannel {
+    constructor(...args) {
+      super(...args);
+      watchRequests(this.port1);
     }
   };
 

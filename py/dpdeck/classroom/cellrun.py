@@ -23,6 +23,7 @@ import contextlib
 import importlib
 import io
 import linecache
+import operator
 import os
 import pkgutil
 import struct
@@ -44,7 +45,7 @@ from .cellerrors import (
 )
 from .protocol import MAX_FIGURES, MAX_OUTPUT_CHARS, OUTPUT, RUN_STATUS, STREAM
 
-__all__ = ["run_cell", "prepare_matplotlib", "MISSING_PACKAGE_MESSAGE"]
+__all__ = ["run_cell", "run_untouched", "prepare_matplotlib", "MISSING_PACKAGE_MESSAGE"]
 
 OutputCallback = Callable[[dict], Any]
 
@@ -92,6 +93,10 @@ GUARDED_MODULES = (
 )
 GUARDED_PACKAGE = "dpdeck"
 GUARDED_SYS_ATTRIBUTES = ("stdout", "stderr", "stdin", "excepthook", "displayhook", "unraisablehook")
+# Classes outside dpdeck whose methods a cell could change for every later cell
+# (`matplotlib.axes.Axes.set_title = …`): their attributes are put back too, as
+# dpdeck's own classes' are.
+GUARDED_CLASSES = (("matplotlib.axes", "Axes"), ("matplotlib.figure", "Figure"))
 
 
 def run_cell(
@@ -138,9 +143,14 @@ def run_cell(
         return collector.result(RUN_STATUS.ERROR)
 
     guarded_modules = _guarded_modules()
+    package_code = _package_code(guarded_modules)
+    # Taken before the cell runs, into this frame: after it, dpdeck's functions
+    # get their own code back before any of them (the restores below) is called.
+    functions = package_code.functions
     # What a callback left by an earlier cell changed after that cell ended
     # (a promise, a message port, an asyncio task) is undone before this one.
     _baseline_state(guarded_modules).restore()
+    package_code.restore()
     loop = _event_loop()
     tasks_before = _pending_tasks(loop)
     _force_agg_backend()
@@ -178,8 +188,17 @@ def run_cell(
                 raised = error
             finally:
                 # Before any of this module's code runs again (formatting the
-                # error included): it must not see the cell's `builtins.len = …`.
+                # error included): it must not see the cell's `builtins.len = …`,
+                # nor run a function of dpdeck whose code the cell swapped.
+                for function, code, defaults, kwdefaults in functions:
+                    if function.__code__ is not code:
+                        function.__code__ = code
+                    if function.__defaults__ is not defaults:
+                        function.__defaults__ = defaults
+                    if function.__kwdefaults__ is not kwdefaults:
+                        function.__kwdefaults__ = kwdefaults
                 module_state.restore()
+                package_code.restore()
                 if saved_main is not None:
                     sys.modules["__main__"] = saved_main
                 else:
@@ -302,6 +321,20 @@ class _ModuleState:
             if getattr(sys, name, _MISSING) is not value:
                 setattr(sys, name, value)
 
+    def changes(self) -> list[str]:
+        """Los nombres de los módulos guardados que hoy valen otra cosa (`numpy.isclose`, `builtins.all`)."""
+        changed = []
+        for module, saved in self.modules:
+            current = module.__dict__
+            for name in current.keys() | saved.keys():
+                value = current.get(name, _MISSING)
+                if value is saved.get(name, _MISSING):
+                    continue
+                if name not in saved and _is_submodule(module, name, value):
+                    continue
+                changed.append(f"{module.__name__}.{name}")
+        return sorted(changed)
+
 
 def _is_submodule(package: types.ModuleType, name: str, value: object) -> bool:
     """`numpy.testing` bound on numpy by `import numpy.testing`: part of importing, not a change."""
@@ -340,6 +373,158 @@ def _guarded_modules() -> list[types.ModuleType]:
 
 
 _baseline: list[_ModuleState] = []
+
+
+class _PackageCode:
+    """El código de dpdeck tal como se importó, para devolvérselo después de cada celda.
+
+    Los globales de los módulos ya se guardan (`_ModuleState`), pero una celda
+    puede cambiar lo que hay dentro de ellos: el código de una función
+    (`laplace_mechanism.__code__ = …`), un atributo de una clase
+    (`Verdict.passed = property(…)`) o el contenido de una constante
+    (`CHECKS["laplace-escala"] = …`). Aquí se guardan, una vez, el código y los
+    valores por omisión de cada función de dpdeck (también los métodos de sus
+    clases), los atributos de cada clase de dpdeck y de GUARDED_CLASSES, y una
+    copia de cada diccionario, lista o conjunto que un módulo de dpdeck nombra
+    en MAYÚSCULAS (sus constantes; no las cachés, `_CACHE`, que se llenan al
+    usarse); `restore()` los devuelve y `changes()` dice qué cambió.
+    """
+
+    def __init__(self, functions, classes, constants):
+        self.functions = functions      # ((function, __code__, __defaults__, __kwdefaults__), …)
+        self.classes = classes          # ((class, {name: value}), …)
+        self.constants = constants      # ((module name, name, container, copy), …)
+        # The same, column by column: most cells change nothing, and comparing whole
+        # columns at C speed is what restore() costs them (a tenth of a millisecond).
+        self.function_objects = tuple(entry[0] for entry in functions)
+        self.columns = tuple((operator.attrgetter(attribute), tuple(entry[index] for entry in functions))
+                             for index, attribute in enumerate(("__code__", "__defaults__", "__kwdefaults__"), 1))
+
+    @classmethod
+    def capture(cls, guarded_modules: list[types.ModuleType]) -> "_PackageCode":
+        package = [module for module in guarded_modules
+                   if module.__name__.partition(".")[0] == GUARDED_PACKAGE]
+        functions, classes, constants = {}, {}, []
+
+        def add_function(function) -> None:
+            if isinstance(function, (staticmethod, classmethod)):
+                function = function.__func__
+            if isinstance(function, property):
+                for accessor in (function.fget, function.fset, function.fdel):
+                    add_function(accessor)
+                return
+            if isinstance(function, types.FunctionType) and _is_own(function):
+                functions[function] = (function, function.__code__, function.__defaults__,
+                                       function.__kwdefaults__)
+
+        for module in package:
+            for name, value in vars(module).items():
+                if isinstance(value, type) and _is_own(value):
+                    classes[value] = None
+                else:
+                    add_function(value)
+                if name.isupper() and not name.endswith("CACHE") and type(value) in (dict, list, set):
+                    constants.append((module.__name__, name, value, value.copy()))
+        for module_name, class_name in GUARDED_CLASSES:
+            guarded = getattr(sys.modules.get(module_name), class_name, None)
+            if isinstance(guarded, type):
+                classes[guarded] = None
+        saved_classes = []
+        for guarded in classes:
+            attributes = dict(vars(guarded))
+            saved_classes.append((guarded, attributes))
+            if _is_own(guarded):
+                for value in attributes.values():
+                    add_function(value)
+        return cls(tuple(functions.values()), tuple(saved_classes), tuple(constants))
+
+    def restore(self) -> None:
+        if not all(all(map(operator.is_, map(read, self.function_objects), saved)) for read, saved in self.columns):
+            for function, code, defaults, kwdefaults in self.functions:
+                if function.__code__ is not code:
+                    function.__code__ = code
+                if function.__defaults__ is not defaults:
+                    function.__defaults__ = defaults
+                if function.__kwdefaults__ is not kwdefaults:
+                    function.__kwdefaults__ = kwdefaults
+        for guarded, attributes in self.classes:
+            current = vars(guarded)
+            if len(current) == len(attributes) and _same_items(current, attributes):
+                continue
+            for name in [name for name in current if name not in attributes]:
+                type.__delattr__(guarded, name)
+            for name, value in attributes.items():
+                if current.get(name, _MISSING) is not value and name not in ("__dict__", "__weakref__"):
+                    type.__setattr__(guarded, name, value)
+        for _, _, container, saved in self.constants:
+            if not _same_items(container, saved):
+                container.clear()
+                if isinstance(container, list):
+                    container.extend(saved)
+                else:
+                    container.update(saved)
+
+    def changes(self) -> list[str]:
+        """Lo que hoy difiere de lo guardado, por su nombre (`dpdeck.exercises.Verdict.passed`)."""
+        changed = [f"{function.__module__}.{function.__qualname__}" for function, code, defaults, kwdefaults
+                   in self.functions if function.__code__ is not code or function.__defaults__ is not defaults
+                   or function.__kwdefaults__ is not kwdefaults]
+        for guarded, attributes in self.classes:
+            current = vars(guarded)
+            changed += [f"{guarded.__module__}.{guarded.__qualname__}.{name}"
+                        for name in current.keys() | attributes.keys()
+                        if current.get(name, _MISSING) is not attributes.get(name, _MISSING)]
+        changed += [f"{module}.{name}" for module, name, container, saved in self.constants
+                    if not _same_items(container, saved)]
+        return sorted(changed)
+
+
+def _same_items(container, saved) -> bool:
+    """Whether a dict, list or set holds the very objects of its copy `saved` (identity, not equality)."""
+    if len(container) != len(saved):
+        return False
+    if isinstance(container, (dict, types.MappingProxyType)):
+        return all(map(operator.is_, map(container.get, saved.keys()), saved.values()))
+    if isinstance(container, list):
+        return all(map(operator.is_, container, saved))
+    return container == saved
+
+
+def _is_own(value) -> bool:
+    """Defined in dpdeck (not imported into it from numpy or the standard library)."""
+    return (getattr(value, "__module__", None) or "").partition(".")[0] == GUARDED_PACKAGE
+
+
+_package: list[_PackageCode] = []
+
+
+def _package_code(guarded_modules: list[types.ModuleType]) -> _PackageCode:
+    """dpdeck's code before the first cell (see `_PackageCode`)."""
+    if not _package:
+        _package.append(_PackageCode.capture(guarded_modules))
+    return _package[0]
+
+
+def run_untouched(function: Callable, *args) -> tuple[Any, list[str]]:
+    """Llama a `function(*args)` con los módulos compartidos y dpdeck como antes de la primera celda.
+
+    Devuelve su resultado y lo que cambió en ellos mientras corría (vacío si
+    nada): lo que llama `dpdeck.exercises` para comprobar un ejercicio, que
+    ejecuta el código del estudiante y no debe fiarse de lo que ese código
+    cambie. Después lo devuelve todo como estaba antes de la primera celda.
+    """
+    guarded_modules = _guarded_modules()
+    baseline = _baseline_state(guarded_modules)
+    package_code = _package_code(guarded_modules)
+    baseline.restore()
+    package_code.restore()
+    try:
+        result = function(*args)
+    finally:
+        changed = baseline.changes() + package_code.changes()
+        package_code.restore()
+        baseline.restore()
+    return result, changed
 
 
 def _baseline_state(guarded_modules: list[types.ModuleType]) -> _ModuleState:

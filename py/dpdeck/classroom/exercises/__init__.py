@@ -17,7 +17,13 @@ teórica: una implementación correcta falla con probabilidad menor que 10⁻⁶
 
 En el navegador, el *worker* llama a ``run_check(código, check=…)``, que
 ejecuta la celda con ``dpdeck.classroom.cellrun.run_cell`` y aplica la comprobación a su
-espacio de nombres. En un cuaderno Jupyter::
+espacio de nombres. La comprobación corre con dpdeck, numpy y las funciones
+de Python tal como se importaron (``cellrun.run_untouched``: lo que la celda
+les cambió se deshace antes), y si el código del estudiante, que ella llama,
+los cambia mientras tanto, el veredicto dice que la comprobación no vale. Es
+una autoevaluación en el navegador del estudiante, no una nota: lo que se
+califica es el laboratorio exportado, que quien califica vuelve a ejecutar con
+``python -m dpdeck.lab --extension``. En un cuaderno Jupyter::
 
     from dpdeck.exercises import check
     check("laplace-escala", globals())
@@ -39,7 +45,7 @@ import contextlib
 import io
 from typing import Any, Callable, Mapping
 
-from ..cellrun import run_cell
+from ..cellrun import run_cell, run_untouched
 from ..protocol import MAX_FIGURES, MAX_OUTPUT_CHARS, RUN_STATUS
 from .budget import check_budget_split
 from .clipped_sum import check_clipped_sum
@@ -83,6 +89,25 @@ CHECKS: Mapping[str, Callable[[Mapping], Verdict]] = {
 }
 """Cada comprobación por su nombre: el que lleva `check=` en la celda del ejercicio."""
 
+# What a check says when the student's code, while it was being checked, changed what the check uses.
+TAMPERED_FINDING = ("La comprobación no vale: mientras se comprobaba, tu código cambió {names}, que la "
+                    "comprobación usa. Deja dpdeck, numpy y las funciones de Python como están y vuelve a comprobar.")
+# At most this many changed names are listed.
+TAMPERED_NAMES_SHOWN = 3
+
+
+def _check_quietly(name: str, namespace: Mapping) -> Verdict:
+    """`CHECKS[name](namespace)`; what the student's functions print while it runs is not shown (thousands of calls)."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return CHECKS[name](namespace)
+
+
+def _tampered_verdict(name: str, changed: list[str]) -> Verdict:
+    """The verdict of a check whose run the student's code changed: not passed, saying what changed."""
+    shown = ", ".join(f"«{item}»" for item in changed[:TAMPERED_NAMES_SHOWN])
+    more = f" y {len(changed) - TAMPERED_NAMES_SHOWN} más" if len(changed) > TAMPERED_NAMES_SHOWN else ""
+    return Verdict(name, (Finding(False, TAMPERED_FINDING.format(names=shown + more)),))
+
 
 def check(name: str, namespace: Mapping) -> Verdict:
     """Comprueba el ejercicio ``name`` con lo que definió ``namespace`` (en un cuaderno: ``globals()``)."""
@@ -112,8 +137,11 @@ def run_check(
     holder: dict = {}
 
     def on_namespace(namespace: dict) -> None:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            holder["verdict"] = CHECKS[check](namespace)
+        # The check runs with dpdeck, numpy and the builtins as they were before
+        # any cell (this one's changes undone), and its verdict stands only if
+        # the student's code, which it calls, changed none of them meanwhile.
+        verdict, changed = run_untouched(_check_quietly, check, namespace)
+        holder["verdict"] = _tampered_verdict(check, changed) if changed else verdict
 
     result = run_cell(source, cell_id=cell_id, on_output=on_output, max_output_chars=max_output_chars,
                       max_figures=max_figures, on_namespace=on_namespace)

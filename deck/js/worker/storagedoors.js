@@ -1,0 +1,84 @@
+// What a cell could keep for a later visit, or say to the page outside the
+// protocol, taken away before any cell runs: the deck's storage belongs to
+// the worker alone.
+//
+// The network's doors are closed by the page's policy (netguard.js explains
+// them); storage has no policy. Whatever a cell writes where the deck or the
+// browser looks on the next visit (Cache Storage, which the service worker
+// serves pages from; the origin's private file system, where the worker keeps
+// its copies of Python; IndexedDB) would outlive the cell, so the worker takes
+// those objects for itself (devicestore.js's `openDeviceStore`, at its start)
+// and then removes every way to them from what code in a cell can reach
+// (`closeStorageDoors`, before the first cell): the accessors on the global
+// scope's prototypes (`caches`, `indexedDB`, `navigator.storage`) and
+// `BroadcastChannel`. A nested worker would come with fresh ones: netguard.js
+// refuses them, its prototype's `constructor` included. The global scope's
+// `postMessage` to the page goes too: the protocol runs over a port only the
+// worker holds (python.js, worker.js), and nothing else reaches the page.
+//
+// Nothing here is a promise the browser keeps, as the policy is: it relies on
+// a cell reaching JavaScript only through the global scope. Every object a
+// cell could reach them from is listed here, and the tests try each door
+// (tests/browser/test_storage_doors.py). The service worker still checks
+// every stored file against the build, whoever wrote it.
+
+const NOTHING_KEPT = "las celdas no guardan nada en el navegador: sus ediciones y salidas las guarda la página";
+
+/** The Spanish error a cell gets at a closed door, as netguard.js's: nothing happened. */
+function refusal(what) {
+  return new TypeError(`Bloqueado: ${what}; ${NOTHING_KEPT}.`);
+}
+
+/** Every object from `object` up its prototype chain (but Object.prototype). */
+function chainOf(object) {
+  const chain = [];
+  for (let link = object; link && link !== Object.prototype; link = Object.getPrototypeOf(link)) chain.push(link);
+  return chain;
+}
+
+/**
+ * `name` removed wherever it is defined along `object`'s prototype chain, and
+ * on `object` a getter that throws the Spanish refusal (`js.caches` in a cell
+ * says what happened instead of «no attribute»).
+ */
+function closeDoor(object, name, what) {
+  for (const link of chainOf(object)) {
+    const descriptor = Object.getOwnPropertyDescriptor(link, name);
+    if (descriptor && descriptor.configurable) delete link[name];
+  }
+  Object.defineProperty(object, name, {
+    get() {
+      throw refusal(what);
+    },
+    configurable: true,
+    enumerable: false,
+  });
+}
+
+/** A constructor that refuses every call in place of `name`, and its prototype's `constructor` too. */
+function refuseConstructor(scope, name, what) {
+  const Native = scope[name];
+  if (typeof Native !== "function") return;
+  function Refused() {
+    throw refusal(what);
+  }
+  Refused.prototype = Native.prototype;
+  Object.defineProperty(Native.prototype, "constructor", { value: Refused, writable: false, configurable: false });
+  Object.defineProperty(scope, name, { value: Refused, writable: true, configurable: true, enumerable: false });
+}
+
+/**
+ * Takes away from code that runs later every door to the device's storage and
+ * to the page outside the protocol (see the top of this file). Call after
+ * the worker has opened its device store (state.js), once it holds its own
+ * port to the page, before the first cell.
+ */
+export function closeStorageDoors(scope) {
+  closeDoor(scope, "caches", "una celda no puede usar la caché del navegador (caches)");
+  closeDoor(scope, "indexedDB", "una celda no puede usar la base de datos del navegador (indexedDB)");
+  if (scope.navigator) {
+    closeDoor(scope.navigator, "storage", "una celda no puede usar el almacenamiento del navegador (navigator.storage)");
+  }
+  closeDoor(scope, "postMessage", "una celda no puede enviar mensajes a la página (postMessage)");
+  refuseConstructor(scope, "BroadcastChannel", "una celda no puede abrir canales con otras páginas (BroadcastChannel)");
+}
