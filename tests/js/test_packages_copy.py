@@ -23,6 +23,7 @@ from deckjs import FAKE_STORAGE_JS, run_with_module
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGECOPY_JS = ROOT / "deck" / "js" / "worker" / "packagecopy.js"
 WHEELS_JS = ROOT / "deck" / "js" / "worker" / "wheels.js"
+SNAPSHOT_JS = ROOT / "deck" / "js" / "worker" / "snapshot.js"
 DEVICESTORE_JS = ROOT / "deck" / "js" / "worker" / "devicestore.js"
 
 # Two unpacked wheels, as unpackWheel gives them, and the preload entries they came from.
@@ -104,7 +105,7 @@ def round_trip(*, damage: str | None = None, description: dict | None = None, re
     description = description or describe()
     request = json.dumps({"wheels": wheels, "preload": PRELOAD, "description": description,
                           "readDescription": read_description or description, "damage": damage, "folder": folder})
-    result = run_with_module([PACKAGECOPY_JS, DEVICESTORE_JS], FAKE_STORAGE_JS + ROUND_TRIP_JS, input=request)
+    result = run_with_module([PACKAGECOPY_JS, SNAPSHOT_JS, DEVICESTORE_JS], FAKE_STORAGE_JS + ROUND_TRIP_JS, input=request)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
