@@ -13,7 +13,9 @@
 //   wheels:        the wheels in the order the worker installs them (dpdeck's last),
 //   output:        where the gzip-compressed snapshot goes
 // }
-// REPORT.json: {libraries: [{path, memoryBase, tableBase}], bytes, log}.
+// REPORT.json: {libraries: [{path, memoryBase, tableBase}], bytes, droppedCopies, zeroed, log}:
+// the libraries placed again on restore, the memory's size, the bytes of
+// library file copies freed and of free memory zeroed before it was taken.
 
 import fs from "node:fs";
 import path from "node:path";
@@ -61,28 +63,120 @@ function openFiles(FS) {
     .filter(Boolean);
 }
 
-async function main() {
-  const { loadPyodide } = await import(pathToFileURL(job.pyodideModule).href);
-  const { forgetListings, installWheels, unpackWheel } = await importScript("wheels.js");
-  const { BEFORE_SNAPSHOT_PY, loadRecordingLibraries } = await importScript("snapshot.js");
-  const { drawWarmupFigure, importWarm } = await importScript("warmup.js");
+// The site-packages libraries the warm-up itself loads, in a throwaway
+// interpreter that loads none beforehand: Python's own imports open them.
+// Only these are loaded before the snapshot (and so placed again by every
+// restore, which then needs their files before «Python listo»); the others
+// load when a cell first imports their module, as in any Pyodide.
+async function findImportedLibraries(loadPyodide, modules, wheelFiles) {
+  const { forgetListings, installWheels, unpackWheel } = modules.wheels;
+  const { drawWarmupFigure, importWarm } = modules.warmup;
+  const pyodide = await startPyodide(loadPyodide, false);
+  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
+  const wheels = [];
+  for (const file of wheelFiles) wheels.push(await unpackWheel(new Uint8Array(fs.readFileSync(file)), path.basename(file)));
+  await installWheels(pyodide, wheels, sitePackages, { loadLibraries: false, recordPackages: false });
+  forgetListings(pyodide);
+  importWarm(pyodide);
+  drawWarmupFigure(pyodide).destroy();
+  const prefix = `${sitePackages}/`;
+  return new Set(
+    Object.keys(pyodide._module.LDSO.loadedLibsByName)
+      .filter((name) => name.startsWith(prefix))
+      .map((name) => name.slice(prefix.length)),
+  );
+}
 
-  fixEntropyAndClock();
-  const pyodide = await loadPyodide({
+function startPyodide(loadPyodide, makeSnapshot) {
+  return loadPyodide({
     indexURL: job.indexURL,
     env: { MPLBACKEND: "Agg", PYTHONHASHSEED: FIXED_HASH_SEED },
     _sysExecutable: PROGRAM_NAME,
     stdout: (text) => log.push(text),
     stderr: (text) => log.push(text),
-    _makeSnapshot: true,
+    _makeSnapshot: makeSnapshot,
   });
+}
+
+// The libraries' file copies Emscripten's dlopen keeps in Python's memory (a
+// `struct dso`'s file_data and file_data_size, at these offsets of the handle:
+// emscripten/dynlink.h), which only a thread loading the same library again
+// would read. Freed before the snapshot: 9 MB of memory that restores nothing.
+const FILE_DATA = { POINTER: 28, SIZE: 32 };
+
+function dropLibraryFileCopies(Module) {
+  let dropped = 0;
+  for (const key of Object.keys(Module.LDSO.loadedLibsByHandle)) {
+    const handle = Number(key);
+    if (!handle) continue;
+    const pointer = Module.HEAPU32[(handle + FILE_DATA.POINTER) >> 2];
+    const size = Module.HEAPU32[(handle + FILE_DATA.SIZE) >> 2];
+    if (!pointer || !size) continue;
+    Module.HEAPU8.fill(0, pointer, pointer + size);
+    Module._free(pointer);
+    Module.HEAPU32[(handle + FILE_DATA.POINTER) >> 2] = 0;
+    Module.HEAPU32[(handle + FILE_DATA.SIZE) >> 2] = 0;
+    dropped += size;
+  }
+  return dropped;
+}
+
+// The contents of free memory zeroed, so that it compresses to nothing: the
+// allocator's chunks (dlmalloc: a size word whose bit 1 says «in use», then
+// the data; a free chunk keeps its list links in its first 24 bytes and its
+// size in the next chunk's first word) walked from the heap's start to its
+// end. If the walk does not land exactly on the end, nothing is changed.
+const CHUNK = { HEADER: 8, FREE_LINKS: 24, IN_USE: 2, FLAGS: 7 };
+
+function zeroFreeMemory(Module) {
+  const start = Module.___heap_base;
+  const end = Module._sbrk(0) >>> 0;
+  const free = [];
+  let chunk = start;
+  while (chunk + CHUNK.HEADER <= end) {
+    const head = Module.HEAPU32[(chunk + 4) >> 2];
+    const size = head & ~CHUNK.FLAGS;
+    if (size === 0) break;
+    if (!(head & CHUNK.IN_USE)) free.push([chunk, size]);
+    chunk += size;
+  }
+  // The last chunk (the top) ends a header short of the heap's end.
+  if (Math.abs(end - chunk) > CHUNK.HEADER) return 0;
+  let zeroed = 0;
+  for (const [at, size] of free) {
+    const from = at + CHUNK.HEADER + CHUNK.FREE_LINKS;
+    const to = Math.min(at + size, end);
+    if (to > from) {
+      Module.HEAPU8.fill(0, from, to);
+      zeroed += to - from;
+    }
+  }
+  return zeroed;
+}
+
+async function main() {
+  const { loadPyodide } = await import(pathToFileURL(job.pyodideModule).href);
+  const modules = {
+    wheels: await importScript("wheels.js"),
+    snapshot: await importScript("snapshot.js"),
+    warmup: await importScript("warmup.js"),
+  };
+  const { forgetListings, installWheels, unpackWheel } = modules.wheels;
+  const { BEFORE_SNAPSHOT_PY, loadRecordingLibraries } = modules.snapshot;
+  const { drawWarmupFigure, importWarm } = modules.warmup;
+
+  fixEntropyAndClock();
+  const imported = await findImportedLibraries(loadPyodide, modules, job.wheels);
+  fixEntropyAndClock();
+  const pyodide = await startPyodide(loadPyodide, true);
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
   const wheels = [];
   for (const file of job.wheels) {
     wheels.push(await unpackWheel(new Uint8Array(fs.readFileSync(file)), path.basename(file)));
   }
   await installWheels(pyodide, wheels, sitePackages, { loadLibraries: false, recordPackages: false });
-  const libraries = await loadRecordingLibraries(pyodide, wheels, sitePackages);
+  const preloaded = wheels.map((wheel) => ({ ...wheel, dynlibs: wheel.dynlibs.filter((file) => imported.has(file)) }));
+  const libraries = await loadRecordingLibraries(pyodide, preloaded, sitePackages);
   forgetListings(pyodide);
 
   importWarm(pyodide);
@@ -90,12 +184,20 @@ async function main() {
   pyodide.runPython(BEFORE_SNAPSHOT_PY);
   const open = openFiles(pyodide.FS);
   if (open.length) throw new Error(`Python tiene archivos abiertos al tomar la instantánea: ${open.join(", ")}`);
+  const recorded = new Set(libraries.map(({ path: where }) => where));
+  const unrecorded = Object.keys(pyodide._module.LDSO.loadedLibsByName)
+    .filter((name) => name.startsWith(`${sitePackages}/`) && !recorded.has(name));
+  if (unrecorded.length) {
+    throw new Error(`bibliotecas cargadas durante el arranque que la instantánea no volvería a colocar: ${unrecorded.join(", ")}`);
+  }
+  const droppedCopies = dropLibraryFileCopies(pyodide._module);
+  const zeroed = zeroFreeMemory(pyodide._module);
 
   const snapshot = pyodide.makeMemorySnapshot();
   const temporary = `${job.output}.${process.pid}.tmp`;
   fs.writeFileSync(temporary, zlib.gzipSync(snapshot, { level: 6 }));
   fs.renameSync(temporary, job.output);
-  fs.writeFileSync(reportPath, JSON.stringify({ libraries, bytes: snapshot.byteLength, log }));
+  fs.writeFileSync(reportPath, JSON.stringify({ libraries, bytes: snapshot.byteLength, droppedCopies, zeroed, log }));
 }
 
 main().catch((error) => {
