@@ -58,6 +58,7 @@ from collections import Counter
 from http import HTTPStatus
 from pathlib import Path
 
+from .compress import CODINGS
 from .errors import BuildError
 from .paths import display_path
 from .policy import policy_for_page
@@ -89,7 +90,7 @@ LISTEN_BACKLOG = 1024
 # A policy governs what becomes a document or a worker: pages (and error pages) and scripts.
 POLICY_TYPES = ("text/html", "text/javascript")
 # Content codings the build writes (manifest.json's `encoded`), in order of preference.
-ENCODINGS = ("br", "gzip")
+ENCODINGS = tuple(CODINGS)
 LOG_FIELD_CHARS = 200
 ANY_ADDRESS = ("0.0.0.0", "::")
 SIOCGIFADDR = 0x8915   # Linux: the IPv4 address of a network interface
@@ -616,7 +617,7 @@ class DeckServer:
             return {}
         found = {}
         for encoding in ENCODINGS:
-            copy = Path(f"{path}.{ENCODED_SUFFIXES[encoding]}")
+            copy = Path(f"{path}.{CODINGS[encoding]}")
             if encoding in listed and copy.is_file():
                 found[encoding] = copy
         return found
@@ -631,10 +632,6 @@ class DeckServer:
         if isinstance(digest, str) and digest:
             return f'"{digest[:32]}-{encoding}"' if encoding else f'"{digest[:32]}"'
         return f'W/"{status.st_size:x}-{status.st_mtime_ns:x}{"-" + encoding if encoding else ""}"'
-
-
-# The file name suffix of each content coding's copy (index.html.br, index.html.gz).
-ENCODED_SUFFIXES = {"br": "br", "gzip": "gz"}
 
 
 def normalize_address(address: str) -> str:

@@ -3,6 +3,7 @@ odd requests answered with a status and one log line, nothing from outside the f
 
 from __future__ import annotations
 
+import gzip
 import html
 import json
 import os
@@ -77,6 +78,76 @@ def test_etag_comes_from_the_manifest_and_revalidates(served):
     _, wasm_headers, _ = fetch(base + "a.wasm")
     assert wasm_headers["ETag"].startswith('W/"')
     assert fetch(base + "a.wasm", {"If-None-Match": wasm_headers["ETag"]})[0] == 304
+
+
+@pytest.mark.parametrize("accept, chosen", [
+    ("gzip, deflate, br, zstd", "br"), ("gzip", "gzip"), ("br;q=0, gzip;q=0.5", "gzip"), ("", None),
+    ("identity", None), ("*", "br"), ("*;q=0, gzip", "gzip"), ("BR", "br"), ("br;q=bad, gzip", "gzip"),
+])
+def test_the_coding_is_the_first_the_browser_accepts(accept, chosen):
+    assert server_module.choose_encoding(accept, {"br": 1, "gzip": 1}) == chosen
+    assert server_module.choose_encoding(accept, {}) is None
+
+
+@pytest.fixture
+def compressed_folder(tmp_path):
+    """A built-like folder: a page with brotli and gzip copies listed in its manifest, and a wasm without."""
+    page = b"<p>hola</p>" * 200
+    (tmp_path / "index.html").write_bytes(page)
+    (tmp_path / "index.html.gz").write_bytes(gzip.compress(page))
+    (tmp_path / "index.html.br").write_bytes(b"brotli-de-mentira")   # the server sends it as it is
+    (tmp_path / "a.wasm").write_bytes(b"\0asm\1\0\0\0")
+    manifest = {"files": {"index.html": "ab" * 32, "a.wasm": "cd" * 32},
+                "encoded": {"index.html": {"br": "ef" * 32, "gzip": "01" * 32}}}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    return tmp_path, page
+
+
+def test_a_compressed_copy_goes_to_a_browser_that_accepts_it(compressed_folder):
+    folder, page = compressed_folder
+    server = make_server(folder, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        answers = {accept: fetch(base + "index.html", {"Accept-Encoding": accept}) for accept in ("br, gzip", "gzip", "")}
+        etags = set()
+        for accept, coding, body in (("br, gzip", "br", b"brotli-de-mentira"), ("gzip", "gzip", None), ("", None, page)):
+            status, headers, received = answers[accept]
+            assert status == 200 and headers["Content-Encoding"] == coding and headers["Vary"] == "Accept-Encoding"
+            assert headers["Content-Type"] == "text/html" and int(headers["Content-Length"]) == len(received)
+            assert headers["Cross-Origin-Embedder-Policy"] == "require-corp" and headers["Content-Security-Policy"]
+            assert (gzip.decompress(received) if coding == "gzip" else received) == (body or page)
+            etags.add(headers["ETag"])
+        assert etags == {'"' + "ab" * 16 + '-br"', '"' + "ab" * 16 + '-gzip"', '"' + "ab" * 16 + '"'}
+        # Revalidation is per coding: the brotli ETag is current for a brotli request, not for a plain one.
+        status, headers, body = fetch(base + "index.html", {"Accept-Encoding": "br", "If-None-Match": '"' + "ab" * 16 + '-br"'})
+        assert (status, body, headers["Vary"], headers["ETag"]) == (304, b"", "Accept-Encoding", '"' + "ab" * 16 + '-br"')
+        assert fetch(base + "index.html", {"If-None-Match": '"' + "ab" * 16 + '-br"'})[0] == 200
+        # A file without copies is sent as it is, with no Vary.
+        _, headers, _ = fetch(base + "a.wasm", {"Accept-Encoding": "br, gzip"})
+        assert headers["Content-Encoding"] is None and headers["Vary"] is None
+        # A copy the manifest lists but the folder lacks is not offered.
+        (folder / "index.html.br").unlink()
+        _, headers, _ = fetch(base + "index.html", {"Accept-Encoding": "br, gzip"})
+        assert headers["Content-Encoding"] == "gzip"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_head_gives_the_same_head_and_no_body(compressed_folder):
+    folder, _ = compressed_folder
+    server = make_server(folder, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        request = (b"HEAD /index.html HTTP/1.1\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n")
+        answer = send_raw(server.server_address[1], request)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert status_of(answer) == 200 and body == b""
+        assert b"Content-Encoding: gzip" in head and b"Vary: Accept-Encoding" in head
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 # ------------------------------------------------------------ odd input: a status and one log line, no traceback
