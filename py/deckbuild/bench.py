@@ -2,6 +2,7 @@
 
     python3 build.py bench [--rounds N] [--compare DIR ...] [--no-cells]
     python3 build.py bench --link 20 --link 100 [--server serve|gzip] [--rounds N] [--compare DIR ...]
+    python3 build.py bench --class 40 [--link 100]
 
 `python3 build.py bench` builds dist/ as usual, then builds next to it (`dist.plain/`) a
 plain page from the same verified Pyodide files, as Pyodide publishes them (no
@@ -31,6 +32,7 @@ the same rotation, so a before/after comparison shares the machine's load.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import html
 import json
 import os
@@ -642,6 +644,103 @@ def summarize_links(folders: list[tuple[str, Path, str]], results: dict) -> list
 
 
 # ---------------------------------------------------------------------------
+# A class on one laptop
+# ---------------------------------------------------------------------------
+
+CLASS_TIMEOUT_S = 1200
+
+
+def start_class_server(dist: Path, mbit: float, stats_path: Path) -> tuple[subprocess.Popen, str]:
+    """`build.py serve`'s server in a process of its own behind the link (benchnet.serve_behind_link); (process, url)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "py"), os.environ.get("PYTHONPATH")]))}
+    process = subprocess.Popen([sys.executable, "-m", "deckbuild.benchnet", str(dist), str(mbit), str(stats_path)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    port = process.stdout.readline().strip()
+    if not port.isdigit():
+        process.kill()
+        raise BuildError("el servidor de la clase no arrancó")
+    return process, f"http://127.0.0.1:{port}/"
+
+
+async def visit_as_student(browser, url: str, number: int, started: float) -> dict:
+    """One student's first visit, in a context of its own: until «Python listo» (or an error)."""
+    context = await browser.new_context(viewport=VIEWPORT)
+    await context.add_init_script(script=make_page_script("deck"))
+    problems = []
+    page = await context.new_page()
+    page.on("requestfailed", lambda request: problems.append(f"{request.url}: {request.failure}"))
+    page.on("response", lambda response: response.status >= 400 and problems.append(f"{response.url}: HTTP {response.status}"))
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    try:
+        await page.goto(url + "?autorun=0", timeout=CLASS_TIMEOUT_S * 1000)
+        await page.wait_for_function("() => window.__bench && (window.__bench.marks.ready !== undefined"
+                                     " || window.__bench.marks.error !== undefined)",
+                                     timeout=CLASS_TIMEOUT_S * 1000, polling=250)
+        bench = await page.evaluate("() => ({marks: window.__bench.marks, timeOrigin: window.__bench.timeOrigin})")
+        ready_at = find_moment(bench, "ready")
+        if ready_at is None:
+            problems.append("Python no arrancó")
+        return {"student": number, "ready_s": None if ready_at is None else ready_at - started, "problems": problems,
+                "ready_at": ready_at}
+    except Exception as error:   # noqa: BLE001 — a student who never got there is a result, not a crash
+        problems.append(f"{type(error).__name__}: {str(error).splitlines()[0]}")
+        return {"student": number, "ready_s": None, "problems": problems, "ready_at": None}
+    finally:
+        await context.close()
+
+
+async def run_class_visits(url: str, students: int) -> list[dict]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(headless=True, args=CHROMIUM_ARGS,
+                                                   executable_path=str(find_chromium()))
+        try:
+            started = time.time()
+            return await asyncio.gather(*(visit_as_student(browser, url, number, started)
+                                          for number in range(students)))
+        finally:
+            await browser.close()
+
+
+def run_class(dist: Path, students: int, mbit: float) -> None:
+    """`students` first visits at once to `build.py serve` through one shared link; print what it took."""
+    with tempfile.TemporaryDirectory(prefix="dpdeck-bench-class-") as scratch:
+        stats_path = Path(scratch) / "servidor.json"
+        process, url = start_class_server(dist, mbit, stats_path)
+        warm_server(url)
+        print(f"\nUna clase: {students} primeras visitas a la vez a build.py serve por un enlace de {mbit:g} Mbit/s"
+              f" (un Chromium, un contexto nuevo por estudiante). {read_load()}", flush=True)
+        try:
+            visits = asyncio.run(run_class_visits(url, students))
+        finally:
+            process.stdin.close()
+            process.wait(timeout=60)
+        served = json.loads(stats_path.read_text(encoding="utf-8"))
+    times = sorted(visit["ready_s"] for visit in visits if visit["ready_s"] is not None)
+    problems = [problem for visit in visits for problem in visit["problems"]]
+    responses = served["responses"]
+    server_errors = sum(count for status, count in responses.items() if status.startswith("5"))
+    rows = [
+        ("estudiantes con «Python listo»", f"{len(times)} de {students}"),
+        ("todos listos", "—" if len(times) < students else f"{times[-1]:.1f} s"),
+        ("el primero / la mediana", "—" if not times else f"{times[0]:.1f} s / {statistics.median(times):.1f} s"),
+        ("bytes servidos", megabytes(served["bytes"])),
+        ("peticiones", str(served["requests"])),
+        ("memoria máxima del servidor", megabytes(served.get("peak_memory_bytes"))),
+        ("respuestas 5xx / cortadas", f"{server_errors} / {responses.get('abandoned', 0)}"),
+        ("errores en los navegadores", str(len(problems))),
+    ]
+    print_table(("", "valor"), rows)
+    for problem in problems[:10]:
+        print(f"  ! {problem}")
+    counted = ", ".join(f"{status or 'sin estado'} ×{count}" for status, count in sorted(responses.items()))
+    print(f"  respuestas: {counted}")
+    print_verdicts("clase", [(f"{students} estudiantes listos, 0 errores", float(len(problems) + server_errors),
+                              len(times) == students and not problems and not server_errors)])
+
+
+# ---------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------
 
@@ -657,6 +756,10 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--server", action="append", choices=sorted(SERVER_LABELS), default=[],
                         help="con --link: serve (el servidor de build.py serve) o gzip (un servidor estático "
                              "genérico que comprime al vuelo); ambos si no se dice")
+    parser.add_argument("--class", dest="students", type=int, metavar="N",
+                        help="N primeras visitas a la vez a build.py serve por un enlace (el primer --link, "
+                             "100 Mbit/s si no se dice): tiempo hasta que todos tienen Python, bytes, "
+                             "memoria y errores del servidor")
     options = parser.parse_args(argv)
     if options.rounds < 1:
         parser.error(f"--rounds {options.rounds}: se espera un entero ≥ 1")
@@ -665,6 +768,8 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     if options.server and not options.link:
         parser.error("--server solo tiene sentido con --link")
     options.server = options.server or ["serve", "gzip"]
+    if options.students is not None and options.students < 1:
+        parser.error("--class: se espera un número de estudiantes ≥ 1")
     return options
 
 
@@ -681,6 +786,9 @@ def run_benchmark(dist: Path, pyodide_dist: Path | None, argv: list[str]) -> int
         if not (path / "index.html").exists():
             raise BuildError(f"--compare {folder}: no hay un mazo construido ahí")
         folders.append((path.name, path, "deck"))
+    if options.students:
+        run_class(dist, options.students, options.link[0] if options.link else 100)
+        return 0
     plain = build_plain_page(dist.with_name(f"{dist.name}.plain"), pyodide_dist)
     folders.append(("simple", plain, "plain"))
     if options.link:

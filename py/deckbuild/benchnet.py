@@ -21,7 +21,9 @@ import bisect
 import email.utils
 import gzip
 import http.server
+import json
 import os
+import sys
 import threading
 import time
 import urllib.parse
@@ -240,3 +242,43 @@ def compress_ahead(root: Path, server) -> None:
     for path in sorted(Path(root).resolve().rglob("*")):
         if path.is_file() and GENERIC_TYPES.get(path.suffix, "").startswith(GENERIC_GZIP_TYPES):
             handler.gzipped(path, path.stat())
+
+
+# ---------------------------------------------------------------------------
+# The deck's server in a process of its own, for a class of visits
+# ---------------------------------------------------------------------------
+
+def serve_behind_link(root: Path, mbit: float, stats_path: Path) -> None:
+    """`build.py serve`'s server on root/ behind a `mbit` link, until stdin closes; then its numbers to stats_path.
+
+    Run as `python -m deckbuild.benchnet ROOT MBIT STATS.json`: the first line
+    it prints is the port. The numbers: requests, bytes sent, responses by
+    status and those cut short ("abandoned"), and the process's peak memory.
+    """
+    from .server import make_server   # the build's own server, as `build.py serve` starts it
+
+    traffic = Traffic()
+    server = make_server(root, 0, link=Link(mbit), traffic=traffic)
+    thread = threading.Thread(target=server.serve_forever, name="class-server", daemon=True)
+    thread.start()
+    print(server.server_address[1], flush=True)
+    sys.stdin.read()   # until the benchmark closes it
+    server.shutdown()
+    server.server_close()
+    stats_path.write_text(json.dumps({**traffic.snapshot(), "responses": dict(server.stats),
+                                      "peak_memory_bytes": read_peak_memory()}), encoding="utf-8")
+
+
+def read_peak_memory(pid: int | str = "self") -> int | None:
+    """A process's peak resident memory in bytes (Linux's VmHWM), or None where it cannot be read."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+if __name__ == "__main__":
+    serve_behind_link(Path(sys.argv[1]), float(sys.argv[2]), Path(sys.argv[3]))

@@ -355,6 +355,7 @@ class Connection:
     writer: asyncio.StreamWriter
     address: str
     waiting_since: float | None
+    closed_for_room: bool = False
 
 
 class DeckServer:
@@ -449,6 +450,7 @@ class DeckServer:
             return False
         oldest = min(candidates, key=lambda connection: connection.waiting_since)
         oldest.waiting_since = None
+        oldest.closed_for_room = True
         oldest.writer.transport.abort()
         return True
 
@@ -480,7 +482,7 @@ class DeckServer:
             connection.waiting_since = time.monotonic()
             read = await self._read_head(reader)
             connection.waiting_since = None
-            if read is None:
+            if read is None or connection.closed_for_room:
                 return
             if read is HEAD_TIMED_OUT:
                 await self._send_bytes(writer, self._timeout_answer(client_address))
@@ -525,8 +527,8 @@ class DeckServer:
         except asyncio.LimitOverrunError:
             return first + await reader.read(HEAD_LIMIT), False
         except asyncio.IncompleteReadError as error:
-            # The client closed half-way: what arrived still gets its status (garbage → 400).
-            return first + error.partial, bool(error.partial.endswith(b"\n\n"))
+            # The client stopped sending half-way: what arrived still gets its status (garbage → 400).
+            return first + error.partial, False
 
     def _timeout_answer(self, client_address) -> bytes:
         handler = self.handler_class.for_request(self, client_address, b"", True)

@@ -3,6 +3,7 @@ odd requests answered with a status and one log line, nothing from outside the f
 
 from __future__ import annotations
 
+import concurrent.futures
 import gzip
 import html
 import json
@@ -334,3 +335,112 @@ def test_all_interfaces_are_served(tmp_path):
         server.shutdown()
         server.server_close()
     assert (status, body) == (200, b"hola")
+
+
+# ------------------------------------------------------------ a classroom cannot take it down
+
+
+def drain(connection: socket.socket) -> bytes:
+    """What a socket holds until the server closes it (b"" if it was closed without a word)."""
+    received = b""
+    try:
+        while chunk := connection.recv(65536):
+            received += chunk
+    except (ConnectionError, TimeoutError):
+        pass
+    return received
+
+
+def test_slow_clients_cannot_lock_out_the_others(tmp_path):
+    """Slowloris beyond the connection limit (150 > 128), and 100 parallel downloads: every download completes, whole.
+
+    Bounded: at most ~150 sockets on loopback for a few seconds. The slow
+    clients send one header byte every 0.2 s; each is answered 408 and closed
+    once its headers take longer than the deadline, or closed earlier to make
+    room for a client with a whole request.
+    """
+    payload = os.urandom(2 * 1024 * 1024)
+    (tmp_path / "index.html").write_text("hola")
+    (tmp_path / "grande.bin").write_bytes(payload)
+    limits = Limits(head_seconds=1.0, max_connections=128)
+    server = make_server(tmp_path, 0, limits=limits)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    slow = []
+    stop = threading.Event()
+    try:
+        for _ in range(150):
+            connection = socket.create_connection(("127.0.0.1", port), timeout=10)
+            connection.sendall(b"GET / HTTP/1.1\r\nX-a: ")
+            slow.append(connection)
+
+        def trickle():
+            while not stop.wait(0.2):
+                for connection in slow:
+                    try:
+                        connection.send(b"a")
+                    except OSError:
+                        pass
+
+        threading.Thread(target=trickle, daemon=True).start()
+
+        def download(_):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/grande.bin", timeout=60) as response:
+                return response.status, response.read()
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=100) as pool:
+            results = list(pool.map(download, range(100)))
+        assert [status for status, _ in results] == [200] * 100
+        assert all(body == payload for _, body in results)
+        stop.set()
+        # Every slow client was cut off: answered 408 when its deadline passed, or closed to make room.
+        answers = []
+        for connection in slow:
+            connection.settimeout(limits.head_seconds + 5)
+            answers.append(drain(connection))
+        assert all(answer == b"" or status_of(answer) == 408 for answer in answers)
+        assert sum(status_of(answer) == 408 for answer in answers) > 0
+        assert server.stats["200"] == 100
+    finally:
+        stop.set()
+        for connection in slow:
+            connection.close()
+        server.shutdown()
+        server.server_close()
+
+
+def test_one_address_cannot_hold_every_connection(tmp_path):
+    """On a network each address keeps at most max_per_address connections; the longest idle ones go first."""
+    (tmp_path / "index.html").write_text("hola")
+    server = make_server(tmp_path, 0, limits=Limits(max_per_address=8))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(20)]
+    try:
+        assert fetch(f"http://127.0.0.1:{port}/")[0] == 200
+        closed = 0
+        for connection in idle:
+            connection.settimeout(0.5)
+            try:
+                closed += connection.recv(1) == b""
+            except TimeoutError:
+                pass
+            except ConnectionError:
+                closed += 1
+        assert closed >= 20 + 1 - 8
+    finally:
+        for connection in idle:
+            connection.close()
+        server.shutdown()
+        server.server_close()
+
+
+def test_serving_a_network_caps_each_address():
+    lan = make_server(Path("."), 0, host="0.0.0.0")
+    local = make_server(Path("."), 0)
+    try:
+        assert lan.limits.max_per_address == server_module.NETWORK_MAX_PER_ADDRESS
+        assert local.limits.max_per_address is None
+    finally:
+        lan.server_close()
+        local.server_close()
