@@ -148,8 +148,10 @@ def write_manifest(out: Path, pyodide: ShippedPyodide, wheel: Path, snapshot: Sn
     runtime = {"pyodide": "pyodide/", "packages": pyodide.packages, "preload": pyodide.preload,
                "lazyPackages": pyodide.lazy, "wheel": wheel_name, "wheelIntegrity": make_integrity(files[wheel_name]),
                "bytes": pyodide.boot_bytes + wheel.stat().st_size, "version": build_id}
+    if pyodide.stdlib is not None:
+        runtime["stdlib"] = pyodide.stdlib
     if snapshot is not None:
-        runtime["snapshot"] = {**snapshot.describe(), "bytes": runtime["bytes"] + snapshot.size}
+        runtime["snapshot"] = {**snapshot.describe(), "bytes": snapshot.boot_bytes}
     (out / "runtime.json").write_text(json.dumps(runtime, indent=1) + "\n", encoding="utf-8")
     files["runtime.json"] = hash_file(out / "runtime.json")
     stamp_service_worker(out, files, build_id, runtime)

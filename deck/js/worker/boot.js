@@ -21,13 +21,16 @@ import {
   restorePyodide,
 } from "./snapshot.js";
 import {
+  answerOnceLocally,
   countImportedScripts,
   displayPath,
   emitProgress,
+  forgetLocalAnswer,
   nativeFetch,
   readStreamCounted,
   unpackWheels,
 } from "./downloads.js";
+import { EMPTY_ZIP, bringRemainder, installFilesOnTheirWay } from "./remainder.js";
 import { WORKER_URL, cellScope, deviceStorage, state } from "./state.js";
 
 // The page writes SIGINT into a SharedArrayBuffer to stop a running cell.
@@ -196,24 +199,93 @@ async function fetchSnapshot(description, baseUrl, target, mark) {
 
 // Pyodide restored from the snapshot (snapshot.js) while it and the wheels'
 // libraries still arrive, then given fresh entropy (AFTER_RESTORE_PY). Throws
-// on any mismatch. `timings` gets the restore's steps (ms).
-async function restoreFromSnapshot(description, snapshot, libraries, pyodideUrl, options, timings) {
+// on any mismatch. `timings` gets the restore's steps (ms). `stdlibLater`:
+// Pyodide gets an empty standard library to start with, and the real zip
+// arrives after «Python listo» (remainder.js).
+async function restoreFromSnapshot(description, snapshot, libraries, pyodideUrl, options, timings, stdlibLater) {
   const started = performance.now();
   // loadPyodide loads pyodide.asm.js only when it is not loaded yet; the
   // restore needs it first, to wrap its module creation.
   self.importScripts(new URL("pyodide.asm.js", pyodideUrl).href);
-  const restored = await restorePyodide({
-    scope: self,
-    loadPyodide: self.loadPyodide,
-    options,
-    snapshot: snapshot.bytes,
-    ready: snapshot.ready,
-    readLibraries: libraries.then((files) => (file) => files.get(file)),
-    libraries: description.libraries,
+  const stdlibUrl = new URL("python_stdlib.zip", pyodideUrl).href;
+  if (stdlibLater) answerOnceLocally(stdlibUrl, EMPTY_ZIP);
+  try {
+    const restored = await restorePyodide({
+      scope: self,
+      loadPyodide: self.loadPyodide,
+      options: stdlibLater ? { ...options, stdLibURL: stdlibUrl } : options,
+      snapshot: snapshot.bytes,
+      ready: snapshot.ready,
+      readLibraries: libraries.then((files) => (file) => files.get(file)),
+      libraries: description.libraries,
+    });
+    restored.pyodide.runPython(AFTER_RESTORE_PY);
+    Object.assign(timings, restored.timings, { total: Math.round(performance.now() - started) });
+    return restored.pyodide;
+  } finally {
+    forgetLocalAnswer(stdlibUrl);
+  }
+}
+
+// The libraries a restore places, from their own small zip
+// (runtime.json's snapshot.librariesFile) instead of the wheels: {path: bytes}.
+async function fetchLibraries(description, baseUrl) {
+  const url = checkUrl(new URL(description.librariesFile, baseUrl));
+  let bytes;
+  try {
+    const response = await nativeFetch(url.href, { integrity: description.librariesIntegrity });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    bytes = await readStreamCounted(response.body);
+  } catch (error) {
+    throw new Error(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
+  }
+  const unpacked = await unpackWheel(bytes, displayPath(url));
+  return new Map(unpacked.files.map(({ path, data }) => [path, data]));
+}
+
+// What a restored Python gets after «Python listo» (remainder.js): the
+// wheels (the dpdeck wheel and the ones figures read first), the standard
+// library, and the finder that makes an import wait for them.
+function startRemainder(pyodide, runtime, baseUrl, sitePackages, keptWheels, packagesCopy) {
+  const stdlibTarget = pyodide.runPython("import sys\nnext(path for path in sys.path if path.endswith('.zip'))");
+  const forCells = new Set(runtime.snapshot.cellWheels || []);
+  const wheels = [
+    { file: runtime.wheel, integrity: runtime.wheelIntegrity, imports: ["dpdeck"], forCells: true },
+    ...(runtime.preload || []).map((entry, index) => ({
+      ...entry,
+      forCells: forCells.has(entry.file),
+      kept: keptWheels ? keptWheels[index] : null,
+    })),
+  ].map((wheel) => ({ ...wheel, url: new URL(wheel.file, baseUrl) }));
+  const stdlib = runtime.stdlib ? { ...runtime.stdlib, url: new URL(runtime.stdlib.file, baseUrl), target: stdlibTarget } : null;
+  const archives = [...wheels, ...(stdlib ? [stdlib] : [])].map((archive) => ({
+    file: archive.file,
+    url: archive.url.href,
+    sha256: archive.sha256 || sha256FromIntegrity(archive.integrity),
+    imports: archive.imports || [],
+    target: archive.target || null,
+  }));
+  const finder = installFilesOnTheirWay(pyodide, archives, sitePackages);
+  const remainder = bringRemainder({ pyodide, sitePackages, wheels, stdlib, finder });
+  state.cellFiles = remainder.cellFiles;
+  state.remainder = remainder.all.then((unpacked) => {
+    finder.destroy();
+    // Downloaded (not read from the device's copy): kept for the next boot, once Python is quiet.
+    const preload = runtime.preload || [];
+    if (!keptWheels && deviceStorage && preload.length) {
+      state.packagesToKeep = composePackagesCopy(preload, unpacked.slice(1));
+      packagesCopy.keep = true;
+    }
   });
-  restored.pyodide.runPython(AFTER_RESTORE_PY);
-  Object.assign(timings, restored.timings, { total: Math.round(performance.now() - started) });
-  return restored.pyodide;
+  state.remainder.catch((error) => {
+    console.warn(`dpdeck: parte de Python no llegó a este dispositivo (${error.message})`);
+  });
+}
+
+// "sha256-<base64>" → the hex digest Python's hashlib gives.
+function sha256FromIntegrity(integrity) {
+  const bytes = atob(String(integrity).replace(/^sha256-/, ""));
+  return Array.from(bytes, (char) => char.charCodeAt(0).toString(16).padStart(2, "0")).join("");
 }
 
 // The packages' wheels unpacked (as unpackWheels gives them): from the
@@ -222,10 +294,12 @@ async function restoreFromSnapshot(description, snapshot, libraries, pyodideUrl,
 // once, and stop when the copy turns out good. `copy` gets the source
 // (PACKAGES_SOURCE) and, after a download where the device can keep a copy,
 // `keep`; the copy to keep is composed before anything uses the files.
-function loadPackages(preload, baseUrl, kept, copy) {
+// `unpacked`: `kept` is a promise of the copy already read (readKeptPackages's
+// result), not of its handle.
+function loadPackages(preload, baseUrl, kept, copy, { unpacked = false } = {}) {
   const downloads = new AbortController();
   const downloaded = unpackWheels(preload, baseUrl, downloads.signal);
-  const fromCopy = kept.then((access) => (access ? readKeptPackages(access, preload) : null));
+  const fromCopy = unpacked ? kept : kept.then((access) => (access ? readKeptPackages(access, preload) : null));
   const wheels = fromCopy.then((list) => {
     if (list) {
       downloads.abort();
@@ -261,14 +335,35 @@ async function boot(base) {
   });
   state.totalBytes = runtime.bytes || 0;
   const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
-  // The wheels download and unpack while the interpreter starts, unless the device's copy has them.
   const packagesCopy = { source: null, keep: false };
-  const { wheels, libraries } = loadPackages(runtime.preload || [], baseUrl, keptPackages, packagesCopy);
-  const wheelUrl = new URL(runtime.wheel, baseUrl);
-  const wheel = fetchBytes(wheelUrl.href, runtime.wheelIntegrity).then((bytes) =>
-    unpackWheel(bytes, wheelUrl.pathname.slice(wheelUrl.pathname.lastIndexOf("/") + 1)),
-  );
-  wheel.catch(() => {});
+  // A restore needs, of the wheels, only the libraries it places: from the
+  // device's copy of the packages or their own small zip. The rest comes after
+  // «Python listo» (startRemainder). Starting from scratch needs every wheel.
+  const remainderLater = Boolean(runtime.snapshot && runtime.snapshot.librariesFile);
+  let keptWheels = Promise.resolve(null);
+  const loadEverything = (kept, unpacked) => {
+    const loaded = loadPackages(runtime.preload || [], baseUrl, kept, packagesCopy, { unpacked });
+    const wheelUrl = new URL(runtime.wheel, baseUrl);
+    const wheel = fetchBytes(wheelUrl.href, runtime.wheelIntegrity).then((bytes) =>
+      unpackWheel(bytes, wheelUrl.pathname.slice(wheelUrl.pathname.lastIndexOf("/") + 1)),
+    );
+    wheel.catch(() => {});
+    return { ...loaded, wheel };
+  };
+  let everything = null;
+  let libraries;
+  if (remainderLater) {
+    keptWheels = keptPackages.then((access) => (access ? readKeptPackages(access, runtime.preload || []) : null));
+    keptWheels.catch(() => {});
+    libraries = keptWheels.then((list) => {
+      packagesCopy.source = list ? PACKAGES_SOURCE.KEPT : PACKAGES_SOURCE.DOWNLOAD;
+      return list ? listLibraries(list) : fetchLibraries(runtime.snapshot, baseUrl);
+    });
+    libraries.catch(() => {});
+  } else {
+    everything = loadEverything(keptPackages, false);
+    libraries = everything.libraries;
+  }
 
   // Python's memory snapshot (snapshot.js): the device's copy, or downloaded beside the wheels.
   // `marks`: when each of its steps was done (ms since the boot started).
@@ -295,7 +390,7 @@ async function boot(base) {
   } else {
     keptSnapshot.then((access) => access && access.close());
   }
-  wheels.then(() => mark("wheelsAt"), () => {});
+  if (everything) everything.wheels.then(() => mark("wheelsAt"), () => {});
   libraries.then(() => mark("librariesAt"), () => {});
   let restored = { used: false, error: snapshot ? null : "el mazo no trae instantánea" };
 
@@ -309,7 +404,8 @@ async function boot(base) {
     if (snapshot) {
       try {
         const steps = {};
-        state.pyodide = await restoreFromSnapshot(runtime.snapshot, snapshot, libraries, pyodideUrl, options, steps);
+        state.pyodide = await restoreFromSnapshot(runtime.snapshot, snapshot, libraries, pyodideUrl, options, steps,
+          remainderLater);
         restored = { used: true, error: null, source: snapshot.source, keep: false, steps, marks };
       } catch (error) {
         // Any mismatch (another Pyodide, a damaged or missing file…) costs
@@ -331,9 +427,15 @@ async function boot(base) {
   applyInterruptBuffer();
 
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
+  const restoredFirst = restored.used && remainderLater;
+  if (!restoredFirst && !everything) {
+    // From scratch after all: every wheel now (from the device's copy, if it was read and good).
+    everything = loadEverything(keptWheels, true);
+  }
   timings.packages = await step(BOOT_STAGE.PACKAGES, async () => {
+    if (restoredFirst) return;
     try {
-      await installWheels(pyodide, await wheels, sitePackages, { loadLibraries: !restored.used });
+      await installWheels(pyodide, await everything.wheels, sitePackages, { loadLibraries: !restored.used });
     } catch (error) {
       throw new Error(`No se pudieron cargar los paquetes: ${error.message}`);
     }
@@ -341,9 +443,9 @@ async function boot(base) {
 
   // The dpdeck wheel is unpacked as it is (no installer needed: it has no dependencies to resolve).
   timings.wheel = await step(BOOT_STAGE.WHEEL, async () => {
-    await installWheels(pyodide, [await wheel], sitePackages);
+    if (!restoredFirst) await installWheels(pyodide, [await everything.wheel], sitePackages);
     installLazyPackages(pyodide, runtime, baseUrl, sitePackages);
-    forgetListings(pyodide);
+    if (!restoredFirst) forgetListings(pyodide);
   });
 
   // Importing here, before "ready", makes the first run as fast as the next ones.
@@ -383,7 +485,9 @@ async function boot(base) {
   timings.snapshot = restored;
   timings.packagesCopy = packagesCopy;
   timings.warmupFigure = !state.figureToWarm;
-  return { result: { timings } };
+  timings.remainderLater = restoredFirst;
+  if (restoredFirst) startRemainder(pyodide, runtime, baseUrl, sitePackages, await keptWheels.catch(() => null), packagesCopy);
+  return { result: { timings: { ...timings, packagesCopy: { ...packagesCopy } } } };
 }
 
 // One boot per worker, started when the worker starts; a failed download ends it (failBoot).

@@ -122,11 +122,30 @@ export async function readStreamCounted(stream) {
   return bytes;
 }
 
+// Requests the worker answers itself, once, with these bytes, by URL (the
+// standard library's zip a restored Python gets later: remainder.js).
+const localAnswers = new Map();
+
+/** The next request for `url` gets `bytes` from here, not from the network. */
+export function answerOnceLocally(url, bytes) {
+  localAnswers.set(url, bytes);
+}
+
+/** Forgets an answer answerOnceLocally left that no request took. */
+export function forgetLocalAnswer(url) {
+  localAnswers.delete(url);
+}
+
 // Every fetch of the worker (Pyodide's own included) counted for the progress
 // bar; a failed one calls `failBoot` with a message naming the file.
 export function countFetches(failBoot) {
   self.fetch = async function countedFetch(input, init) {
     const url = resolveUrl(input);
+    if (localAnswers.has(url.href)) {
+      const bytes = localAnswers.get(url.href);
+      localAnswers.delete(url.href);
+      return new Response(bytes);
+    }
     // Counted from the request on: a response that has not started is still a download.
     const ended = startDownload();
     let response;

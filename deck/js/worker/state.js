@@ -34,6 +34,10 @@ export const state = {
   packagesToKeep: null,
   // A restored Python's throwaway figure, until the page asks for it (REQUEST.WARM).
   figureToWarm: false,
+  // After a restore, what arrives after «Python listo» (remainder.js): the
+  // files cells read, and everything.
+  cellFiles: null,
+  remainder: null,
 };
 
 export function post(message, transfer = []) {

@@ -28,7 +28,7 @@ import { keepSnapshot } from "./snapshot.js";
 import { drawThrowawayFigure } from "./warmup.js";
 import { countFetches } from "./downloads.js";
 import { applyInterruptBuffer, failBoot, startBoot } from "./boot.js";
-import { afterViolations, check, lab, run } from "./run.js";
+import { afterViolations, check, lab, run, waitForCellFiles } from "./run.js";
 import { WORKER_URL, deviceStorage, post, state } from "./state.js";
 
 // A listener no cell can replace (`js.self.onmessage = …` changes nothing here).
@@ -111,6 +111,7 @@ async function answerBoot({ base, interruptBuffer, lifeLock }) {
 async function answerWarm() {
   if (!state.figureToWarm) return { result: { drawn: false } };
   state.figureToWarm = false;
+  await waitForCellFiles();
   drawThrowawayFigure(state.pyodide);
   return { result: { drawn: true } };
 }
@@ -120,6 +121,8 @@ async function answerWarm() {
 // packagecopy.js). Answers {kept} and, when the storage refused, why
 // (nothing to keep is not a failure).
 async function answerKeep() {
+  // The packages' copy is made once the rest of Python has arrived (remainder.js).
+  if (state.remainder) await state.remainder.catch(() => {});
   const copies = [
     [keepSnapshot, state.snapshotToKeep],
     [keepPackages, state.packagesToKeep],

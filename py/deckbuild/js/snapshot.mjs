@@ -13,9 +13,10 @@
 //   wheels:        the wheels in the order the worker installs them (dpdeck's last),
 //   output:        where the gzip-compressed snapshot goes
 // }
-// REPORT.json: {libraries: [{path, memoryBase, tableBase}], bytes, droppedCopies, zeroed, log}:
-// the libraries placed again on restore, the memory's size, the bytes of
-// library file copies freed and of free memory zeroed before it was taken.
+// REPORT.json: {libraries: [{path, memoryBase, tableBase}], figureFiles, bytes, droppedCopies, zeroed, log}:
+// the libraries placed again on restore, the files drawing a figure reads,
+// the memory's size, the bytes of library file copies freed and of free
+// memory zeroed before it was taken.
 
 import fs from "node:fs";
 import path from "node:path";
@@ -63,12 +64,15 @@ function openFiles(FS) {
     .filter(Boolean);
 }
 
-// The site-packages libraries the warm-up itself loads, in a throwaway
-// interpreter that loads none beforehand: Python's own imports open them.
-// Only these are loaded before the snapshot (and so placed again by every
-// restore, which then needs their files before «Python listo»); the others
-// load when a cell first imports their module, as in any Pyodide.
-async function findImportedLibraries(loadPyodide, modules, wheelFiles) {
+// What the warm-up itself uses of site-packages, found in a throwaway
+// interpreter that loads no library beforehand: {libraries, figureFiles}.
+// `libraries`: the ones Python's own imports open. Only these are loaded
+// before the snapshot (and so placed again by every restore, which then needs
+// their files before «Python listo»); the others load when a cell first
+// imports their module, as in any Pyodide. `figureFiles`: the files drawing
+// the warm-up figure reads (matplotlib's fonts): a restored Python reads them
+// when it draws, so their wheels arrive before a cell runs.
+async function probeWarmup(loadPyodide, modules, wheelFiles) {
   const { forgetListings, installWheels, unpackWheel } = modules.wheels;
   const { drawWarmupFigure, importWarm } = modules.warmup;
   const pyodide = await startPyodide(loadPyodide, false);
@@ -78,13 +82,27 @@ async function findImportedLibraries(loadPyodide, modules, wheelFiles) {
   await installWheels(pyodide, wheels, sitePackages, { loadLibraries: false, recordPackages: false });
   forgetListings(pyodide);
   importWarm(pyodide);
-  drawWarmupFigure(pyodide).destroy();
   const prefix = `${sitePackages}/`;
-  return new Set(
+  const figureFiles = new Set();
+  const FS = pyodide.FS;
+  const open = FS.open;
+  FS.open = function recordOpen(where, ...rest) {
+    if (typeof where === "string" && where.startsWith(prefix)) figureFiles.add(where.slice(prefix.length));
+    return open.call(this, where, ...rest);
+  };
+  try {
+    drawWarmupFigure(pyodide).destroy();
+  } finally {
+    FS.open = open;
+  }
+  const libraries = new Set(
     Object.keys(pyodide._module.LDSO.loadedLibsByName)
       .filter((name) => name.startsWith(prefix))
       .map((name) => name.slice(prefix.length)),
   );
+  // Modules the figure imports are in the snapshot's memory: only data files count.
+  const isModule = (file) => /\.(py|pyc|so)$/.test(file);
+  return { libraries, figureFiles: [...figureFiles].filter((file) => !isModule(file)).sort() };
 }
 
 function startPyodide(loadPyodide, makeSnapshot) {
@@ -166,7 +184,7 @@ async function main() {
   const { drawWarmupFigure, importWarm } = modules.warmup;
 
   fixEntropyAndClock();
-  const imported = await findImportedLibraries(loadPyodide, modules, job.wheels);
+  const probed = await probeWarmup(loadPyodide, modules, job.wheels);
   fixEntropyAndClock();
   const pyodide = await startPyodide(loadPyodide, true);
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
@@ -175,7 +193,7 @@ async function main() {
     wheels.push(await unpackWheel(new Uint8Array(fs.readFileSync(file)), path.basename(file)));
   }
   await installWheels(pyodide, wheels, sitePackages, { loadLibraries: false, recordPackages: false });
-  const preloaded = wheels.map((wheel) => ({ ...wheel, dynlibs: wheel.dynlibs.filter((file) => imported.has(file)) }));
+  const preloaded = wheels.map((wheel) => ({ ...wheel, dynlibs: wheel.dynlibs.filter((file) => probed.libraries.has(file)) }));
   const libraries = await loadRecordingLibraries(pyodide, preloaded, sitePackages);
   forgetListings(pyodide);
 
@@ -197,7 +215,8 @@ async function main() {
   const temporary = `${job.output}.${process.pid}.tmp`;
   fs.writeFileSync(temporary, zlib.gzipSync(snapshot, { level: 6 }));
   fs.renameSync(temporary, job.output);
-  fs.writeFileSync(reportPath, JSON.stringify({ libraries, bytes: snapshot.byteLength, droppedCopies, zeroed, log }));
+  const report = { libraries, figureFiles: probed.figureFiles, bytes: snapshot.byteLength, droppedCopies, zeroed, log };
+  fs.writeFileSync(reportPath, JSON.stringify(report));
 }
 
 main().catch((error) => {
