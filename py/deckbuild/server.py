@@ -60,6 +60,7 @@ from pathlib import Path
 
 from .compress import CODINGS
 from .errors import BuildError
+from .files import hash_file
 from .paths import display_path
 from .policy import policy_for_page
 
@@ -379,6 +380,8 @@ class DeckServer:
         self.stats: Counter = Counter()
         self._manifest: tuple[float, dict, dict] = (-1.0, {}, {})
         self._policy: tuple[float, str] = (-1.0, "")
+        self._checked: dict[tuple, bool] = {}   # compressed copies checked: (path, size, mtime) → intact
+        self._checked_lock = threading.Lock()
         self._connections: dict[asyncio.Task, Connection] = {}
         self._per_address: Counter = Counter()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -612,7 +615,7 @@ class DeckServer:
         return self._manifest[1], self._manifest[2]
 
     def encodings_for(self, path: Path) -> dict[str, Path]:
-        """The compressed copies of a file the manifest lists and the folder holds: {encoding: path}."""
+        """The compressed copies of a file the manifest lists and the folder holds intact: {encoding: path}."""
         _, encoded = self.read_manifest()
         listed = encoded.get(Path(path).relative_to(self.root).as_posix())
         if not isinstance(listed, dict):
@@ -620,9 +623,31 @@ class DeckServer:
         found = {}
         for encoding in ENCODINGS:
             copy = Path(f"{path}.{CODINGS[encoding]}")
-            if encoding in listed and copy.is_file():
+            if encoding in listed and self.is_intact(copy, listed[encoding]):
                 found[encoding] = copy
         return found
+
+    def is_intact(self, copy: Path, sha256) -> bool:
+        """Whether a compressed copy is the one the build wrote (its SHA-256, checked once per version of the file).
+
+        A copy cut short or changed is never sent: the file goes as it is, and
+        the console says so once.
+        """
+        try:
+            status = copy.stat()
+        except OSError:
+            return False
+        key = (str(copy), status.st_size, status.st_mtime_ns)
+        with self._checked_lock:
+            known = self._checked.get(key)
+        if known is None:
+            known = isinstance(sha256, str) and hash_file(copy) == sha256
+            with self._checked_lock:
+                self._checked[key] = known
+            if not known:
+                sys.stderr.write(f"copia comprimida dañada, se envía el archivo sin comprimir: "
+                                 f"{shorten_for_log(copy.relative_to(self.root).as_posix())}\n")
+        return known
 
     def etag_for(self, path: Path, status: os.stat_result, encoding: str | None = None) -> str:
         """Strong ETag from the manifest's SHA-256 (stable across rebuilds), else size+mtime; one per encoding."""

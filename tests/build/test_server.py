@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import gzip
+import hashlib
 import html
 import json
 import os
@@ -95,11 +96,13 @@ def compressed_folder(tmp_path):
     """A built-like folder: a page with brotli and gzip copies listed in its manifest, and a wasm without."""
     page = b"<p>hola</p>" * 200
     (tmp_path / "index.html").write_bytes(page)
-    (tmp_path / "index.html.gz").write_bytes(gzip.compress(page))
-    (tmp_path / "index.html.br").write_bytes(b"brotli-de-mentira")   # the server sends it as it is
+    gzipped, brotli = gzip.compress(page), b"brotli-de-mentira"   # the server sends a copy as it is
+    (tmp_path / "index.html.gz").write_bytes(gzipped)
+    (tmp_path / "index.html.br").write_bytes(brotli)
     (tmp_path / "a.wasm").write_bytes(b"\0asm\1\0\0\0")
     manifest = {"files": {"index.html": "ab" * 32, "a.wasm": "cd" * 32},
-                "encoded": {"index.html": {"br": "ef" * 32, "gzip": "01" * 32}}}
+                "encoded": {"index.html": {"br": hashlib.sha256(brotli).hexdigest(),
+                                           "gzip": hashlib.sha256(gzipped).hexdigest()}}}
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     return tmp_path, page
 
@@ -134,6 +137,31 @@ def test_a_compressed_copy_goes_to_a_browser_that_accepts_it(compressed_folder):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_damaged_copy_is_never_sent(compressed_folder, capsys):
+    """A copy cut short (or changed) after the build: the file goes as it is, and the console says so once."""
+    folder, page = compressed_folder
+    good = gzip.compress(page)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["encoded"]["index.html"] = {"gzip": hashlib.sha256(good).hexdigest()}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    (folder / "index.html.gz").write_bytes(good[: len(good) // 2])
+    server = make_server(folder, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        for _ in range(2):
+            status, headers, body = fetch(base + "index.html", {"Accept-Encoding": "gzip"})
+            assert (status, headers["Content-Encoding"], body) == (200, None, page)
+        (folder / "index.html.gz").write_bytes(good)   # mended: sent again
+        status, headers, body = fetch(base + "index.html", {"Accept-Encoding": "gzip"})
+        assert headers["Content-Encoding"] == "gzip" and gzip.decompress(body) == page
+    finally:
+        server.shutdown()
+        server.server_close()
+    lines = [line for line in capsys.readouterr().err.splitlines() if "dañada" in line]
+    assert lines == ["copia comprimida dañada, se envía el archivo sin comprimir: index.html.gz"]
 
 
 def test_head_gives_the_same_head_and_no_body(compressed_folder):

@@ -120,12 +120,15 @@ class LiveDeck {
         this.status.show(PYTHON_STATE.LOADING, { progress: event.detail });
       }
     });
-    // Python broke while no cell was running (a running cell says it in its output).
-    runtime.addEventListener(RUNTIME_EVENT.CRASH, (event) => {
-      if (this.toast) {
-        this.toast.show(event.detail.message, { actionText: "Entendido", action: () => {}, durationMs: 15_000 });
-      }
-    });
+    // Python broke while no cell was running (a running cell says it in its output), or
+    // it started in a way a person should know of (without its saved memory).
+    for (const type of [RUNTIME_EVENT.CRASH, RUNTIME_EVENT.NOTICE]) {
+      runtime.addEventListener(type, (event) => {
+        if (this.toast) {
+          this.toast.show(event.detail.message, { actionText: "Entendido", action: () => {}, durationMs: 15_000 });
+        }
+      });
+    }
   }
 
   /**

@@ -27,7 +27,9 @@ export const WORKER_STEP = "worker";
 /**
  * What a PythonRuntime dispatches: "state" {state, failure}, "progress" (the
  * worker's progress payload), "crash" {message} (Python broke or ended
- * while no cell was running, and is being restarted), "busy" (a run was
+ * while no cell was running, and is being restarted), "notice" {message}
+ * (Python started, but a person should know how: without its saved memory,
+ * one line), "busy" (a run was
  * queued) and "idle" (Python is ready and its queue has just emptied: no cell
  * runs or waits).
  */
@@ -35,6 +37,7 @@ export const RUNTIME_EVENT = Object.freeze({
   STATE: "state",
   PROGRESS: "progress",
   CRASH: "crash",
+  NOTICE: "notice",
   BUSY: "busy",
   IDLE: "idle",
 });
@@ -160,6 +163,9 @@ export class PythonRuntime extends EventTarget {
           readyAtMs: Math.round(performance.now()),
         };
         this.setState(PYTHON_STATE.READY);
+        if (result.timings.notice) {
+          this.dispatchEvent(new CustomEvent(RUNTIME_EVENT.NOTICE, { detail: { message: result.timings.notice } }));
+        }
         this.pump();
         const { snapshot, packagesCopy, warmupFigure } = result.timings;
         if (warmupFigure === false) this.warmWhenQuiet(generation);

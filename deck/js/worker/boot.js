@@ -6,7 +6,7 @@
 
 import { BOOT_STAGE } from "../shared/protocol.js";
 import { checkUrl, takeViolations } from "./netguard.js";
-import { FORGET_LISTINGS_PY, forgetListings, installWheels, unpackWheel } from "./wheels.js";
+import { FORGET_LISTINGS_PY, forgetListings, installWheels, recordPackagesLoaded, unpackWheel } from "./wheels.js";
 import { KEPT_PACKAGES, PACKAGES_SOURCE, composePackagesCopy, listLibraries, readKeptPackages } from "./packagecopy.js";
 import { drawWarmupFigure, importWarm, warmRestoredPython } from "./warmup.js";
 import {
@@ -227,6 +227,36 @@ async function restoreFromSnapshot(description, snapshot, libraries, pyodideUrl,
   }
 }
 
+// Pyodide only warns when its WebAssembly cannot be compiled, and then waits
+// for ever: a response that is not the interpreter (cut short, or compressed
+// by a server or proxy that did not say so) ends the boot at once, saying what
+// arrived. Returns the function that stops watching.
+function watchWasmCompilation(pyodideUrl) {
+  const original = WebAssembly.instantiateStreaming;
+  if (typeof original !== "function") return () => {};
+  const file = displayPath(new URL("pyodide.asm.wasm", pyodideUrl));
+  WebAssembly.instantiateStreaming = async function compileWatched(source, imports) {
+    try {
+      return await original.call(WebAssembly, source, imports);
+    } catch (error) {
+      failBoot(describeBadWasm(file, error));
+      throw error;
+    }
+  };
+  return () => {
+    WebAssembly.instantiateStreaming = original;
+  };
+}
+
+function describeBadWasm(file, error) {
+  const message = String((error && error.message) || error);
+  const found = /found ([0-9a-f]{2}) ([0-9a-f]{2})/i.exec(message);
+  if (found && found[1].toLowerCase() === "1f" && found[2].toLowerCase() === "8b") {
+    return `${file} llegó comprimido con gzip sin decirlo (falta su Content-Encoding: ¿un proxy que cambia la compresión?)`;
+  }
+  return `${file} llegó dañado: no es el intérprete de Python (${message})`;
+}
+
 // The libraries a restore places, from their own small zip
 // (runtime.json's snapshot.librariesFile) instead of the wheels: {path: bytes}.
 async function fetchLibraries(description, baseUrl) {
@@ -266,16 +296,16 @@ function startRemainder(pyodide, runtime, baseUrl, sitePackages, keptWheels, pac
     target: archive.target || null,
   }));
   const finder = installFilesOnTheirWay(pyodide, archives, sitePackages);
+  // Their modules are imported already: loaded, for a cell's loadPackage or micropip, before their files arrive.
+  recordPackagesLoaded(pyodide, wheels.map((wheel) => wheel.url.pathname.slice(wheel.url.pathname.lastIndexOf("/") + 1)));
   const remainder = bringRemainder({ pyodide, sitePackages, wheels, stdlib, finder });
   state.cellFiles = remainder.cellFiles;
+  // Downloaded (not read from the device's copy): kept for the next boot once it has all arrived and Python is quiet.
+  const preload = runtime.preload || [];
+  packagesCopy.keep = Boolean(!keptWheels && deviceStorage && preload.length);
   state.remainder = remainder.all.then((unpacked) => {
     finder.destroy();
-    // Downloaded (not read from the device's copy): kept for the next boot, once Python is quiet.
-    const preload = runtime.preload || [];
-    if (!keptWheels && deviceStorage && preload.length) {
-      state.packagesToKeep = composePackagesCopy(preload, unpacked.slice(1));
-      packagesCopy.keep = true;
-    }
+    if (packagesCopy.keep) state.packagesToKeep = composePackagesCopy(preload, unpacked.slice(1));
   });
   state.remainder.catch((error) => {
     console.warn(`dpdeck: parte de Python no llegó a este dispositivo (${error.message})`);
@@ -394,6 +424,7 @@ async function boot(base) {
   libraries.then(() => mark("librariesAt"), () => {});
   let restored = { used: false, error: snapshot ? null : "el mazo no trae instantánea" };
 
+  const unwatch = watchWasmCompilation(pyodideUrl);
   timings.core = await step(BOOT_STAGE.CORE, async () => {
     try {
       self.importScripts(new URL("pyodide.js", pyodideUrl).href);
@@ -423,6 +454,7 @@ async function boot(base) {
     }
     countImportedScripts();
   });
+  unwatch();
   const pyodide = state.pyodide;
   applyInterruptBuffer();
 
@@ -486,6 +518,11 @@ async function boot(base) {
   timings.packagesCopy = packagesCopy;
   timings.warmupFigure = !state.figureToWarm;
   timings.remainderLater = restoredFirst;
+  // The page says it in one line: the deck's snapshot could not be used, Python started from scratch.
+  if (snapshot && !restored.used) {
+    const reason = String(restored.error).split("\n")[0];
+    timings.notice = `Python arrancó desde cero: su memoria guardada no se pudo usar (${reason}).`;
+  }
   if (restoredFirst) startRemainder(pyodide, runtime, baseUrl, sitePackages, await keptWheels.catch(() => null), packagesCopy);
   return { result: { timings: { ...timings, packagesCopy: { ...packagesCopy } } } };
 }

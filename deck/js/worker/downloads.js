@@ -153,12 +153,22 @@ export function countFetches(failBoot) {
       response = await nativeFetch(input, init);
     } catch (error) {
       ended();
-      failBoot(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
+      failBoot(`No se pudo descargar ${displayPath(url)}: ${describeFetchError(error)}`);
       throw error;
     }
     if (!response.ok) failBoot(`No se pudo descargar ${displayPath(url)}: HTTP ${response.status}`);
     return countResponse(response, ended);
   };
+}
+
+// What a failed fetch means, in Spanish: the browser's own words say only
+// «Failed to fetch» when the connection broke, the body could not be
+// decompressed or its SHA-256 did not match.
+export function describeFetchError(error) {
+  const message = String((error && error.message) || error);
+  if (/integrity/i.test(message)) return "llegó distinto del de esta versión (su SHA-256 no coincide)";
+  if (error && error.name === "TypeError") return `no llegó entero o no se pudo descomprimir (${message})`;
+  return message;
 }
 
 export function displayPath(url) {

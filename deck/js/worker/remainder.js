@@ -59,7 +59,10 @@ class FilesOnTheirWay:
         request = js.XMLHttpRequest.new()
         request.open("GET", archive["url"], False)
         request.responseType = "arraybuffer"
-        request.send(None)
+        try:
+            request.send(None)
+        except Exception as error:
+            raise ImportError(f"no llegó {archive['file']}, que esta importación necesita ({error})") from None
         if request.status != 200:
             raise ImportError(f"no llegó {archive['file']} (HTTP {request.status}), que esta importación necesita")
         data = request.response.to_bytes()

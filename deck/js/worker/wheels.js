@@ -160,11 +160,16 @@ export async function installWheels(
       await pyodide._api.loadDynlib(`${sitePackages}/${path}`, false, [libsFolder]);
     }
   }
+  if (recordPackages) recordPackagesLoaded(pyodide, wheels.map((wheel) => wheel.name));
+}
+
+/** Records the lock's packages among the wheels `fileNames` as loaded (Pyodide's loadedPackages). */
+export function recordPackagesLoaded(pyodide, fileNames) {
   const lockNames = new Map(
     Object.values(pyodide._api.lockfile_packages || {}).map((entry) => [entry.file_name, entry.name]),
   );
-  for (const wheel of recordPackages ? wheels : []) {
-    if (lockNames.has(wheel.name)) pyodide.loadedPackages[lockNames.get(wheel.name)] = DEFAULT_CHANNEL;
+  for (const name of fileNames) {
+    if (lockNames.has(name)) pyodide.loadedPackages[lockNames.get(name)] = DEFAULT_CHANNEL;
   }
 }
 
