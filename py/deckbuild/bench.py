@@ -27,6 +27,21 @@ medians over the rounds and the ratio deck/plain page; targets are marked as met
 These are measurements to read, never assertions: nothing here fails on a slow machine.
 `--compare DIR` adds another built deck (for example one built from an older commit) to
 the same rotation, so a before/after comparison shares the machine's load.
+
+Over a network (`--link MBIT`, repeatable): every page goes through one link of
+that many Mbit/s on loopback that all responses share (benchnet.Link), served
+both by `build.py serve` and by a generic static host that gzips text, scripts
+and wasm on the fly (`--server` picks one), in alternating rounds with fresh
+on-disk profiles. Per link and server: the bytes sent before the page said
+«Python listo» (each byte timed as it left the server), «Python listo», the
+first figure, all the bytes of the first visit (the service worker's copy
+included) and the second visit, with the ratios deck / plain page.
+
+A class (`--class N`): N first visits at once, one browser context each, to
+`build.py serve`'s server running in a process of its own behind one shared
+link (the first `--link`, 100 Mbit/s by default): the time until every
+student has «Python listo», the bytes served, the server's peak memory, its
+responses by status and those cut short, and any failed request in a browser.
 """
 
 from __future__ import annotations
