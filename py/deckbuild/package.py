@@ -150,8 +150,10 @@ def write_manifest(out: Path, pyodide: ShippedPyodide, wheel: Path, snapshot: Sn
                "lazyPackages": pyodide.lazy, "wheel": wheel_name, "wheelIntegrity": make_integrity(files[wheel_name]),
                "bytes": pyodide.boot_bytes + wheel.stat().st_size, "version": build_id,
                "packagesCopy": describe_packages_copy(out, pyodide.preload)}
+    if pyodide.stdlib is not None:
+        runtime["stdlib"] = pyodide.stdlib
     if snapshot is not None:
-        runtime["snapshot"] = {**snapshot.describe(), "bytes": runtime["bytes"] + snapshot.size}
+        runtime["snapshot"] = {**snapshot.describe(), "bytes": snapshot.boot_bytes}
     # Compact: packagesCopy lists a thousand files, which indenting would make twice as long.
     (out / "runtime.json").write_text(json.dumps(runtime, separators=(",", ":")) + "\n", encoding="utf-8")
     files["runtime.json"] = hash_file(out / "runtime.json")

@@ -1,4 +1,5 @@
-"""The build in order: slides → formulas → cells → notebooks → Pyodide (compiled) → bundles → wheel → snapshot → page → manifest.
+"""The build in order: slides → formulas → cells → notebooks → Pyodide (compiled) → bundles → wheel → snapshot → page → manifest
+→ compressed copies.
 
 Everything is written into a temporary folder beside out/ that replaces out/
 only once it is complete: a failed build leaves the previous out/ untouched.
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 
 from .commands import step
+from .compress import compress_deck
 from .errors import BuildError
 from .files import ensure_dir
 from .package import (build_dpdeck_wheel, bundle_sources, check_stylesheet_urls, copy_shipped_pins, dpdeck_wheel_path,
@@ -90,6 +92,9 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             shutil.copyfile(CENSUS, staging / "data" / "censo.csv")
         with step("manifiesto"):
             manifest = write_manifest(staging, shipped_pyodide, wheel, python_snapshot)
+        with step("copias comprimidas (brotli y gzip)"):
+            manifest = compress_deck(staging, manifest)
+            print(f"  {len(manifest['encoded'])} archivos", flush=True)
         swap_into_place(staging, out)
     except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)

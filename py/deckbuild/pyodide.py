@@ -28,7 +28,8 @@ from .paths import CACHE, locate_npm_package
 from .pins import find_pin, list_pins, verify_file
 
 PYODIDE_VERSION = "0.27.7"
-PYODIDE_CORE = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
+STDLIB_ZIP = "python_stdlib.zip"
+PYODIDE_CORE = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", STDLIB_ZIP)
 PYODIDE_LOCK = "pyodide-lock.json"
 # What dist/ ships; their dependencies follow from the lock.
 BOOT_PACKAGES = ("numpy", "matplotlib", "micropip")
@@ -224,9 +225,12 @@ class ShippedPyodide:
     """What dist/pyodide/ holds, as runtime.json describes it to the worker."""
 
     packages: list[str]     # loaded at boot (their dependencies follow from the lock)
-    preload: list[dict]     # the wheels that boot loads: {file, integrity}, fetched while the interpreter starts
+    preload: list[dict]     # the wheels that boot loads: {file, integrity, sha256, imports}
     lazy: list[dict]        # installed on first import: {name, file, sha256, imports}
     boot_bytes: int         # everything the boot downloads from pyodide/
+    # The standard library's zip: {file, sha256, imports} (its top-level modules); a Python restored
+    # from the snapshot reads it only for a module it has not imported yet (deck/js/worker/remainder.js).
+    stdlib: dict | None = None
 
 
 def ship_lock(lock: dict, names: list[str], paths: dict[str, Path]) -> dict:
@@ -277,7 +281,25 @@ def copy_pyodide(out: Path, pyodide: PyodideFiles) -> ShippedPyodide:
         if name in LAZY_PACKAGES:
             lazy.append({"name": name, "file": file, "sha256": entry["sha256"], "imports": entry["imports"]})
         else:
-            preload.append({"file": file, "integrity": make_integrity(entry["sha256"])})
+            preload.append({"file": file, "integrity": make_integrity(entry["sha256"]), "sha256": entry["sha256"],
+                            "imports": entry["imports"]})
             total += (folder / entry["file_name"]).stat().st_size
     boot = [name for name in BOOT_PACKAGES if name not in LAZY_PACKAGES]
-    return ShippedPyodide(packages=boot, preload=preload, lazy=lazy, boot_bytes=total)
+    stdlib = folder / STDLIB_ZIP
+    digest = hash_file(stdlib)
+    return ShippedPyodide(packages=boot, preload=preload, lazy=lazy, boot_bytes=total,
+                          stdlib={"file": f"{folder.name}/{STDLIB_ZIP}", "sha256": digest,
+                                  "integrity": make_integrity(digest), "imports": list_top_level_modules(stdlib)})
+
+
+def list_top_level_modules(archive: Path) -> list[str]:
+    """The names a zip of modules can be imported by: its packages and top-level modules, sorted."""
+    names = set()
+    with zipfile.ZipFile(archive) as opened:
+        for name in opened.namelist():
+            first, slash, rest = name.partition("/")
+            if slash and rest:
+                names.add(first)
+            elif not slash and first.endswith((".py", ".pyc")):
+                names.add(first.rsplit(".", 1)[0])
+    return sorted(name for name in names if name.isidentifier())

@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +34,12 @@ from .paths import CACHE, ROOT, display_path, locate_npm_package
 from .pyodide import ShippedPyodide, make_integrity
 
 SNAPSHOT_FILE = "python-snapshot.bin"
-# Beside the snapshot in its cache entry: {libraries, table, memorySha256} (what runtime.json says of it).
+# The libraries a restore places, alone: what a restored boot needs of the wheels before «Python listo».
+LIBRARIES_FILE = "python-libraries.zip"
+# The core files a restored boot downloads (the standard library's zip comes after «Python listo»).
+RESTORE_CORE = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "pyodide-lock.json")
+FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+# Beside the snapshot in its cache entry: {libraries, table, figureFiles, memorySha256} (what runtime.json says of it).
 DESCRIPTION_FILE = "snapshot.json"
 NODE_PROGRAM = NODE_SCRIPTS / "snapshot.mjs"
 DECK_SCRIPTS = ROOT / "deck" / "js" / "worker"
@@ -41,7 +47,7 @@ DECK_SCRIPTS = ROOT / "deck" / "js" / "worker"
 DECK_MODULES = ("wheels.js", "snapshot.js", "functiontable.js", "warmup.js")
 # The shipped Pyodide files the snapshot's interpreter starts from.
 PYODIDE_FILES = ("pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
-CACHE_VERSION = b"dpdeck-snapshot-v3"
+CACHE_VERSION = b"dpdeck-snapshot-v4"
 
 
 @dataclass(frozen=True)
@@ -55,10 +61,16 @@ class Snapshot:
     memory_integrity: str   # Subresource Integrity of the inflated bytes (a device's kept copy must match)
     libraries: list[dict]   # [{file, path, memoryBase, tableBase, tableSize}] in load order
     table: dict             # {length, got}: the table of functions once they are placed (functiontable.js)
+    libraries_file: str     # the libraries to place, alone in one zip (relative to out/)
+    libraries_integrity: str
+    cell_wheels: list[str]  # the wheels holding files the warm-up figure reads (matplotlib's fonts)
+    boot_bytes: int         # what a restored boot downloads before «Python listo»: core, libraries, snapshot
 
     def describe(self) -> dict:
         return {"file": self.file, "integrity": self.integrity, "size": self.memory_size,
-                "memoryIntegrity": self.memory_integrity, "libraries": self.libraries, "table": self.table}
+                "memoryIntegrity": self.memory_integrity, "libraries": self.libraries, "table": self.table,
+                "librariesFile": self.libraries_file, "librariesIntegrity": self.libraries_integrity,
+                "cellWheels": self.cell_wheels}
 
 
 def list_wheels(out: Path, pyodide: ShippedPyodide, wheel: Path) -> list[Path]:
@@ -86,14 +98,16 @@ def lookup_snapshot(entry: Path) -> tuple[Path, dict] | None:
     return paths[0], json.loads(paths[1].read_text(encoding="utf-8"))
 
 
-def store_snapshot(entry: Path, produced: Path, libraries: list[dict], table: dict) -> Path:
+def store_snapshot(entry: Path, produced: Path, libraries: list[dict], table: dict,
+                   figure_files: list[str]) -> Path:
     """Move a fresh snapshot and its description into their cache entry, each with its SHA-256.
 
     The inflated memory's SHA-256 is computed here, once per snapshot taken,
     not on every build that reuses it.
     """
     described = produced.with_name(DESCRIPTION_FILE)
-    description = {"libraries": libraries, "table": table, "memorySha256": hash_inflated(produced)}
+    description = {"libraries": libraries, "table": table, "figureFiles": figure_files,
+                   "memorySha256": hash_inflated(produced)}
     described.write_text(json.dumps(description, indent=1) + "\n", encoding="utf-8")
     return store_verified(entry, {SNAPSHOT_FILE: produced, DESCRIPTION_FILE: described})[0]
 
@@ -141,14 +155,54 @@ def take_snapshot(out: Path, pyodide: ShippedPyodide, wheel: Path, *, cache: Pat
             produced, report = run_snapshot_program(pyodide_folder, wheels, pyodide_module, Path(folder))
             if not report["libraries"]:
                 raise BuildError("la instantánea no registró ninguna biblioteca de numpy o matplotlib")
-            store_snapshot(entry, produced, report["libraries"], report["table"])
+            store_snapshot(entry, produced, report["libraries"], report["table"], report["figureFiles"])
         cached = lookup_snapshot(entry)
         if cached is None:
             raise BuildError(f"la instantánea recién tomada en {display_path(entry)} no se puede leer")
     path, description = cached
     target = pyodide_folder / SNAPSHOT_FILE
     shutil.copyfile(path, target)
+    libraries = write_libraries(pyodide_folder / LIBRARIES_FILE, wheels, [entry["file"] for entry in description["libraries"]])
+    boot_bytes = sum((pyodide_folder / name).stat().st_size for name in RESTORE_CORE)
     return Snapshot(file=f"{pyodide_folder.name}/{SNAPSHOT_FILE}", integrity=make_integrity(hash_file(target)),
                     size=target.stat().st_size, memory_size=measure_inflated(target),
                     memory_integrity=make_integrity(description["memorySha256"]),
-                    libraries=description["libraries"], table=description["table"])
+                    libraries=description["libraries"], table=description["table"],
+                    libraries_file=f"{pyodide_folder.name}/{LIBRARIES_FILE}",
+                    libraries_integrity=make_integrity(hash_file(libraries)),
+                    cell_wheels=find_wheels_holding(out, wheels, description["figureFiles"]),
+                    boot_bytes=boot_bytes + libraries.stat().st_size + target.stat().st_size)
+
+
+def write_libraries(target: Path, wheels: list[Path], files: list[str]) -> Path:
+    """The libraries `files` (paths in site-packages), taken from the wheels, alone in one zip, in their order.
+
+    Reproducible: fixed dates, deflated. A restored boot unpacks them
+    (deck/js/worker/wheels.js) instead of the 15 MB of wheels they come in.
+    """
+    found = {}
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as opened:
+            for name in opened.namelist():
+                if name in files:
+                    found[name] = opened.read(name)
+    missing = [name for name in files if name not in found]
+    if missing:
+        raise BuildError(f"la instantánea coloca bibliotecas que no están en ninguna rueda: {', '.join(missing)}")
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for name in files:
+            info = zipfile.ZipInfo(name, FIXED_ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, found[name])
+    return target
+
+
+def find_wheels_holding(out: Path, wheels: list[Path], files: list[str]) -> list[str]:
+    """The wheels (paths relative to out/) that hold any of `files` (paths in site-packages), in their order."""
+    holding = []
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as opened:
+            if set(opened.namelist()) & set(files):
+                holding.append(wheel.relative_to(out).as_posix())
+    return holding

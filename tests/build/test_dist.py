@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 import os
@@ -16,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from deck_fixtures import ROOT, SAMPLE_DECK, run_build, write_deck
+from deckbuild.compress import CODINGS
 from deckbuild.errors import BuildError
 from deckbuild.package import check_stylesheet_urls, read_project_version
 from deckbuild.pins import list_shipped_pins
@@ -34,11 +36,25 @@ def read_manifest(out: Path) -> dict:
 
 def test_manifest_lists_every_file_with_its_hash(dist_dir):
     listed = read_manifest(dist_dir)
+    encoded = json.loads((dist_dir / "manifest.json").read_text())["encoded"]
+    copies = {f"{path}.{CODINGS[coding]}": digest for path, codings in encoded.items()
+              for coding, digest in codings.items()}
     present = {path.relative_to(dist_dir).as_posix() for path in dist_dir.rglob("*")
                if path.is_file() and path.name != "manifest.json"}
-    assert set(listed) == present
-    mismatched = [name for name, digest in listed.items() if sha256(dist_dir / name) != digest]
+    assert set(listed) | set(copies) == present and not set(listed) & set(copies)
+    mismatched = [name for name, digest in {**listed, **copies}.items() if sha256(dist_dir / name) != digest]
     assert mismatched == []
+
+
+def test_compressed_copies_hold_exactly_their_file(dist_dir):
+    """Every gzip copy inflates (Python's gzip, the independent reference) to its file; text, scripts and wasm have one."""
+    encoded = json.loads((dist_dir / "manifest.json").read_text())["encoded"]
+    for path in ("index.html", "js/main.js", "pyodide/pyodide.asm.wasm", "pyodide/pyodide.asm.js", "runtime.json"):
+        assert set(encoded[path]) == {"br", "gzip"}, path
+    for path in encoded:
+        assert gzip.decompress((dist_dir / f"{path}.gz").read_bytes()) == (dist_dir / path).read_bytes(), path
+    # Compressed already, or not worth a copy.
+    assert not {path for path in encoded if path.endswith((".whl", ".zip", ".bin", ".png", ".woff2"))}
 
 
 def test_contract_layout_is_present(dist_dir):

@@ -3,6 +3,9 @@ odd requests answered with a status and one log line, nothing from outside the f
 
 from __future__ import annotations
 
+import concurrent.futures
+import gzip
+import hashlib
 import html
 import json
 import os
@@ -18,7 +21,7 @@ import pytest
 
 from deckbuild import server as server_module
 from deckbuild.policy import compose_policy, find_inline_scripts, hash_script
-from deckbuild.server import DeckRequestHandler, make_server
+from deckbuild.server import Limits, make_server
 
 
 @pytest.fixture
@@ -77,6 +80,103 @@ def test_etag_comes_from_the_manifest_and_revalidates(served):
     _, wasm_headers, _ = fetch(base + "a.wasm")
     assert wasm_headers["ETag"].startswith('W/"')
     assert fetch(base + "a.wasm", {"If-None-Match": wasm_headers["ETag"]})[0] == 304
+
+
+@pytest.mark.parametrize("accept, chosen", [
+    ("gzip, deflate, br, zstd", "br"), ("gzip", "gzip"), ("br;q=0, gzip;q=0.5", "gzip"), ("", None),
+    ("identity", None), ("*", "br"), ("*;q=0, gzip", "gzip"), ("BR", "br"), ("br;q=bad, gzip", "gzip"),
+])
+def test_the_coding_is_the_first_the_browser_accepts(accept, chosen):
+    assert server_module.choose_encoding(accept, {"br": 1, "gzip": 1}) == chosen
+    assert server_module.choose_encoding(accept, {}) is None
+
+
+@pytest.fixture
+def compressed_folder(tmp_path):
+    """A built-like folder: a page with brotli and gzip copies listed in its manifest, and a wasm without."""
+    page = b"<p>hola</p>" * 200
+    (tmp_path / "index.html").write_bytes(page)
+    gzipped, brotli = gzip.compress(page), b"brotli-de-mentira"   # the server sends a copy as it is
+    (tmp_path / "index.html.gz").write_bytes(gzipped)
+    (tmp_path / "index.html.br").write_bytes(brotli)
+    (tmp_path / "a.wasm").write_bytes(b"\0asm\1\0\0\0")
+    manifest = {"files": {"index.html": "ab" * 32, "a.wasm": "cd" * 32},
+                "encoded": {"index.html": {"br": hashlib.sha256(brotli).hexdigest(),
+                                           "gzip": hashlib.sha256(gzipped).hexdigest()}}}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    return tmp_path, page
+
+
+def test_a_compressed_copy_goes_to_a_browser_that_accepts_it(compressed_folder):
+    folder, page = compressed_folder
+    server = make_server(folder, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        answers = {accept: fetch(base + "index.html", {"Accept-Encoding": accept}) for accept in ("br, gzip", "gzip", "")}
+        etags = set()
+        for accept, coding, body in (("br, gzip", "br", b"brotli-de-mentira"), ("gzip", "gzip", None), ("", None, page)):
+            status, headers, received = answers[accept]
+            assert status == 200 and headers["Content-Encoding"] == coding and headers["Vary"] == "Accept-Encoding"
+            assert headers["Content-Type"] == "text/html" and int(headers["Content-Length"]) == len(received)
+            assert headers["Cross-Origin-Embedder-Policy"] == "require-corp" and headers["Content-Security-Policy"]
+            assert (gzip.decompress(received) if coding == "gzip" else received) == (body or page)
+            etags.add(headers["ETag"])
+        assert etags == {'"' + "ab" * 16 + '-br"', '"' + "ab" * 16 + '-gzip"', '"' + "ab" * 16 + '"'}
+        # Revalidation is per coding: the brotli ETag is current for a brotli request, not for a plain one.
+        status, headers, body = fetch(base + "index.html", {"Accept-Encoding": "br", "If-None-Match": '"' + "ab" * 16 + '-br"'})
+        assert (status, body, headers["Vary"], headers["ETag"]) == (304, b"", "Accept-Encoding", '"' + "ab" * 16 + '-br"')
+        assert fetch(base + "index.html", {"If-None-Match": '"' + "ab" * 16 + '-br"'})[0] == 200
+        # A file without copies is sent as it is, with no Vary.
+        _, headers, _ = fetch(base + "a.wasm", {"Accept-Encoding": "br, gzip"})
+        assert headers["Content-Encoding"] is None and headers["Vary"] is None
+        # A copy the manifest lists but the folder lacks is not offered.
+        (folder / "index.html.br").unlink()
+        _, headers, _ = fetch(base + "index.html", {"Accept-Encoding": "br, gzip"})
+        assert headers["Content-Encoding"] == "gzip"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_damaged_copy_is_never_sent(compressed_folder, capsys):
+    """A copy cut short (or changed) after the build: the file goes as it is, and the console says so once."""
+    folder, page = compressed_folder
+    good = gzip.compress(page)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["encoded"]["index.html"] = {"gzip": hashlib.sha256(good).hexdigest()}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    (folder / "index.html.gz").write_bytes(good[: len(good) // 2])
+    server = make_server(folder, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        for _ in range(2):
+            status, headers, body = fetch(base + "index.html", {"Accept-Encoding": "gzip"})
+            assert (status, headers["Content-Encoding"], body) == (200, None, page)
+        (folder / "index.html.gz").write_bytes(good)   # mended: sent again
+        status, headers, body = fetch(base + "index.html", {"Accept-Encoding": "gzip"})
+        assert headers["Content-Encoding"] == "gzip" and gzip.decompress(body) == page
+    finally:
+        server.shutdown()
+        server.server_close()
+    lines = [line for line in capsys.readouterr().err.splitlines() if "dañada" in line]
+    assert lines == ["copia comprimida dañada, se envía el archivo sin comprimir: index.html.gz"]
+
+
+def test_head_gives_the_same_head_and_no_body(compressed_folder):
+    folder, _ = compressed_folder
+    server = make_server(folder, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        request = (b"HEAD /index.html HTTP/1.1\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n")
+        answer = send_raw(server.server_address[1], request)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert status_of(answer) == 200 and body == b""
+        assert b"Content-Encoding: gzip" in head and b"Vary: Accept-Encoding" in head
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 # ------------------------------------------------------------ odd input: a status and one log line, no traceback
@@ -208,17 +308,29 @@ def test_the_policy_is_the_built_pages(dist_dir):
     assert headers["Content-Security-Policy"] == f"{meta}; frame-ancestors 'self'"
 
 
-def test_an_idle_connection_is_closed(tmp_path, monkeypatch):
-    monkeypatch.setattr(DeckRequestHandler, "timeout", 0.5)
+def test_a_request_that_stops_half_way_is_answered_408_and_closed(tmp_path):
     (tmp_path / "index.html").write_text("hola")
-    server = make_server(tmp_path, 0)
+    server = make_server(tmp_path, 0, limits=Limits(head_seconds=0.5))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         with socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=10) as connection:
             connection.sendall(b"GET / HT")   # and then nothing
-            started = time.monotonic()
-            assert connection.recv(100) == b""
-            assert time.monotonic() - started < 5
+            answer = b""
+            while chunk := connection.recv(65536):
+                answer += chunk
+        assert status_of(answer) == 408 and b"X-Content-Type-Options: nosniff" in answer
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_idle_connection_is_closed(tmp_path):
+    (tmp_path / "index.html").write_text("hola")
+    server = make_server(tmp_path, 0, limits=Limits(idle_seconds=0.5))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=10) as connection:
+            assert connection.recv(100) == b""   # never a request: closed without a word
     finally:
         server.shutdown()
         server.server_close()
@@ -254,3 +366,112 @@ def test_all_interfaces_are_served(tmp_path):
         server.shutdown()
         server.server_close()
     assert (status, body) == (200, b"hola")
+
+
+# ------------------------------------------------------------ a classroom cannot take it down
+
+
+def drain(connection: socket.socket) -> bytes:
+    """What a socket holds until the server closes it (b"" if it was closed without a word)."""
+    received = b""
+    try:
+        while chunk := connection.recv(65536):
+            received += chunk
+    except (ConnectionError, TimeoutError):
+        pass
+    return received
+
+
+def test_slow_clients_cannot_lock_out_the_others(tmp_path):
+    """Slowloris beyond the connection limit (150 > 128), and 100 parallel downloads: every download completes, whole.
+
+    Bounded: at most ~150 sockets on loopback for a few seconds. The slow
+    clients send one header byte every 0.2 s; each is answered 408 and closed
+    once its headers take longer than the deadline, or closed earlier to make
+    room for a client with a whole request.
+    """
+    payload = os.urandom(2 * 1024 * 1024)
+    (tmp_path / "index.html").write_text("hola")
+    (tmp_path / "grande.bin").write_bytes(payload)
+    limits = Limits(head_seconds=1.0, max_connections=128)
+    server = make_server(tmp_path, 0, limits=limits)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    slow = []
+    stop = threading.Event()
+    try:
+        for _ in range(150):
+            connection = socket.create_connection(("127.0.0.1", port), timeout=10)
+            connection.sendall(b"GET / HTTP/1.1\r\nX-a: ")
+            slow.append(connection)
+
+        def trickle():
+            while not stop.wait(0.2):
+                for connection in slow:
+                    try:
+                        connection.send(b"a")
+                    except OSError:
+                        pass
+
+        threading.Thread(target=trickle, daemon=True).start()
+
+        def download(_):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/grande.bin", timeout=60) as response:
+                return response.status, response.read()
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=100) as pool:
+            results = list(pool.map(download, range(100)))
+        assert [status for status, _ in results] == [200] * 100
+        assert all(body == payload for _, body in results)
+        stop.set()
+        # Every slow client was cut off: answered 408 when its deadline passed, or closed to make room.
+        answers = []
+        for connection in slow:
+            connection.settimeout(limits.head_seconds + 5)
+            answers.append(drain(connection))
+        assert all(answer == b"" or status_of(answer) == 408 for answer in answers)
+        assert sum(status_of(answer) == 408 for answer in answers) > 0
+        assert server.stats["200"] == 100
+    finally:
+        stop.set()
+        for connection in slow:
+            connection.close()
+        server.shutdown()
+        server.server_close()
+
+
+def test_one_address_cannot_hold_every_connection(tmp_path):
+    """On a network each address keeps at most max_per_address connections; the longest idle ones go first."""
+    (tmp_path / "index.html").write_text("hola")
+    server = make_server(tmp_path, 0, limits=Limits(max_per_address=8))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(20)]
+    try:
+        assert fetch(f"http://127.0.0.1:{port}/")[0] == 200
+        closed = 0
+        for connection in idle:
+            connection.settimeout(0.5)
+            try:
+                closed += connection.recv(1) == b""
+            except TimeoutError:
+                pass
+            except ConnectionError:
+                closed += 1
+        assert closed >= 20 + 1 - 8
+    finally:
+        for connection in idle:
+            connection.close()
+        server.shutdown()
+        server.server_close()
+
+
+def test_serving_a_network_caps_each_address():
+    lan = make_server(Path("."), 0, host="0.0.0.0")
+    local = make_server(Path("."), 0)
+    try:
+        assert lan.limits.max_per_address == server_module.NETWORK_MAX_PER_ADDRESS
+        assert local.limits.max_per_address is None
+    finally:
+        lan.server_close()
+        local.server_close()

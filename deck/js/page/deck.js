@@ -121,8 +121,8 @@ class LiveDeck {
       }
     });
     // Python broke while no cell was running (a running cell says it in its
-    // output), or its boot has something to say once (it started in a way a
-    // person should know about, or a copy on the device was not used).
+    // output), or its boot has something to say once (it started without its
+    // saved memory, or a copy on the device was not used).
     for (const type of [RUNTIME_EVENT.CRASH, RUNTIME_EVENT.NOTICE]) {
       runtime.addEventListener(type, (event) => {
         if (this.toast) {

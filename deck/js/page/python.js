@@ -225,8 +225,12 @@ export class PythonRuntime extends EventTarget {
         this.pump();
         const copyRefused = Boolean((snapshot && snapshot.refused) || (packagesCopy && packagesCopy.refused));
         if (copyRefused) this.stats.copiesRefused += 1;
-        // One notice: a snapshot that does not fit this browser says more than a refused copy.
-        const notice = snapshot && snapshot.unfit === UNFIT.FOUND ? UNFIT_FOUND_MESSAGE : copyRefused ? COPY_REFUSED_MESSAGE : null;
+        // One notice at most: a snapshot that does not fit this browser, else one that could not be
+        // used (the worker's one line), else a copy on the device that was refused.
+        const notice =
+          snapshot && snapshot.unfit === UNFIT.FOUND
+            ? UNFIT_FOUND_MESSAGE
+            : result.timings.notice || (copyRefused ? COPY_REFUSED_MESSAGE : null);
         if (notice) this.dispatchEvent(new CustomEvent(RUNTIME_EVENT.NOTICE, { detail: { message: notice } }));
         if (warmupFigure === false) this.warmWhenQuiet(generation);
         if ((snapshot && snapshot.keep) || (packagesCopy && packagesCopy.keep)) this.keepCopiesWhenQuiet(generation);

@@ -7,7 +7,7 @@
 import { BOOT_STAGE } from "../shared/protocol.js";
 import { UNFIT } from "../shared/workerboot.js";
 import { checkUrl, takeViolations } from "./netguard.js";
-import { FORGET_LISTINGS_PY, forgetListings, installWheels, unpackWheel } from "./wheels.js";
+import { FORGET_LISTINGS_PY, forgetListings, installWheels, recordPackagesLoaded, unpackWheel } from "./wheels.js";
 import {
   KEPT_PACKAGES,
   PACKAGES_SOURCE,
@@ -35,13 +35,16 @@ import {
   restorePyodide,
 } from "./snapshot.js";
 import {
+  answerOnceLocally,
   countImportedScripts,
   displayPath,
   emitProgress,
+  forgetLocalAnswer,
   nativeFetch,
   readStreamCounted,
   unpackWheels,
 } from "./downloads.js";
+import { EMPTY_ZIP, bringRemainder, installFilesOnTheirWay } from "./remainder.js";
 import { WORKER_URL, bootOptions, cellScope, deviceStore, state } from "./state.js";
 
 // The page writes SIGINT into a SharedArrayBuffer to stop a running cell.
@@ -212,31 +215,144 @@ async function fetchSnapshot(description, baseUrl, target, mark) {
 // libraries still arrive, then given fresh entropy (AFTER_RESTORE_PY). Throws
 // on any mismatch; a failure once the memory is back says the snapshot does
 // not fit this browser (SnapshotError `unfit`). `timings` gets the restore's
-// steps (ms).
-async function restoreFromSnapshot(description, snapshot, libraries, pyodideUrl, options, timings) {
+// steps (ms). `stdlibLater`: Pyodide gets an empty standard library to start
+// with, and the real zip arrives after «Python listo» (remainder.js).
+async function restoreFromSnapshot(description, snapshot, libraries, pyodideUrl, options, timings, stdlibLater) {
   const started = performance.now();
   // loadPyodide loads pyodide.asm.js only when it is not loaded yet; the
   // restore needs it first, to wrap its module creation.
   self.importScripts(new URL("pyodide.asm.js", pyodideUrl).href);
-  const restored = await restorePyodide({
-    scope: self,
-    loadPyodide: self.loadPyodide,
-    options,
-    snapshot: snapshot.bytes,
-    ready: snapshot.ready,
-    readLibraries: libraries.then((files) => (file) => files.get(file)),
-    libraries: description.libraries,
-    table: description.table,
-  });
+  const stdlibUrl = new URL("python_stdlib.zip", pyodideUrl).href;
+  if (stdlibLater) answerOnceLocally(stdlibUrl, EMPTY_ZIP);
   try {
-    restored.pyodide.runPython(AFTER_RESTORE_PY);
-  } catch (error) {
-    throw new SnapshotError(`Python falló al salir de la instantánea (${(error && error.message) || error})`, {
-      unfit: true,
+    const restored = await restorePyodide({
+      scope: self,
+      loadPyodide: self.loadPyodide,
+      options: stdlibLater ? { ...options, stdLibURL: stdlibUrl } : options,
+      snapshot: snapshot.bytes,
+      ready: snapshot.ready,
+      readLibraries: libraries.then((files) => (file) => files.get(file)),
+      libraries: description.libraries,
+      table: description.table,
     });
+    try {
+      restored.pyodide.runPython(AFTER_RESTORE_PY);
+    } catch (error) {
+      throw new SnapshotError(`Python falló al salir de la instantánea (${(error && error.message) || error})`, {
+        unfit: true,
+      });
+    }
+    Object.assign(timings, restored.timings, { total: Math.round(performance.now() - started) });
+    return restored.pyodide;
+  } finally {
+    forgetLocalAnswer(stdlibUrl);
   }
-  Object.assign(timings, restored.timings, { total: Math.round(performance.now() - started) });
-  return restored.pyodide;
+}
+
+// Pyodide only warns when its WebAssembly cannot be compiled, and then waits
+// for ever: a response that is not the interpreter (cut short, or compressed
+// by a server or proxy that did not say so) ends the boot at once, saying what
+// arrived. Returns the function that stops watching.
+function watchWasmCompilation(pyodideUrl) {
+  const original = WebAssembly.instantiateStreaming;
+  if (typeof original !== "function") return () => {};
+  const file = displayPath(new URL("pyodide.asm.wasm", pyodideUrl));
+  WebAssembly.instantiateStreaming = async function compileWatched(source, imports) {
+    try {
+      return await original.call(WebAssembly, source, imports);
+    } catch (error) {
+      failBoot(describeBadWasm(file, error));
+      throw error;
+    }
+  };
+  return () => {
+    WebAssembly.instantiateStreaming = original;
+  };
+}
+
+function describeBadWasm(file, error) {
+  const message = String((error && error.message) || error);
+  const found = /found ([0-9a-f]{2}) ([0-9a-f]{2})/i.exec(message);
+  if (found && found[1].toLowerCase() === "1f" && found[2].toLowerCase() === "8b") {
+    return `${file} llegó comprimido con gzip sin decirlo (falta su Content-Encoding: ¿un proxy que cambia la compresión?)`;
+  }
+  return `${file} llegó dañado: no es el intérprete de Python (${message})`;
+}
+
+// The libraries a restore places, from their own small zip
+// (runtime.json's snapshot.librariesFile) instead of the wheels: {path: bytes}.
+async function fetchLibraries(description, baseUrl) {
+  const url = checkUrl(new URL(description.librariesFile, baseUrl));
+  let bytes;
+  try {
+    const response = await nativeFetch(url.href, { integrity: description.librariesIntegrity });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    bytes = await readStreamCounted(response.body);
+  } catch (error) {
+    throw new Error(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
+  }
+  const unpacked = await unpackWheel(bytes, displayPath(url));
+  return new Map(unpacked.files.map(({ path, data }) => [path, data]));
+}
+
+// What a restored Python gets after «Python listo» (remainder.js): the
+// wheels (the dpdeck wheel and the ones figures read first), the standard
+// library, and the finder that makes an import wait for them.
+function startRemainder(pyodide, runtime, baseUrl, sitePackages, keptWheels, packagesCopy) {
+  const stdlibTarget = pyodide.runPython("import sys\nnext(path for path in sys.path if path.endswith('.zip'))");
+  const forCells = new Set(runtime.snapshot.cellWheels || []);
+  const wheels = [
+    { file: runtime.wheel, integrity: runtime.wheelIntegrity, imports: ["dpdeck"], forCells: true },
+    ...(runtime.preload || []).map((entry, index) => ({
+      ...entry,
+      forCells: forCells.has(entry.file),
+      kept: keptWheels ? keptWheels[index] : null,
+    })),
+  ].map((wheel) => ({ ...wheel, url: new URL(wheel.file, baseUrl) }));
+  const stdlib = runtime.stdlib ? { ...runtime.stdlib, url: new URL(runtime.stdlib.file, baseUrl), target: stdlibTarget } : null;
+  const archives = [...wheels, ...(stdlib ? [stdlib] : [])].map((archive) => ({
+    file: archive.file,
+    url: archive.url.href,
+    sha256: archive.sha256 || sha256FromIntegrity(archive.integrity),
+    imports: archive.imports || [],
+    target: archive.target || null,
+  }));
+  const finder = installFilesOnTheirWay(pyodide, archives, sitePackages);
+  // Their modules are imported already: loaded, for a cell's loadPackage or micropip, before their files arrive.
+  recordPackagesLoaded(pyodide, wheels.map((wheel) => wheel.url.pathname.slice(wheel.url.pathname.lastIndexOf("/") + 1)));
+  const remainder = bringRemainder({ pyodide, sitePackages, wheels, stdlib, finder });
+  state.cellFiles = remainder.cellFiles;
+  // Downloaded (not read from the device's copy): kept for the next boot once it has all arrived and Python is quiet.
+  const preload = runtime.preload || [];
+  const description = runtime.packagesCopy;
+  packagesCopy.keep = Boolean(!keptWheels && state.store && preload.length && isUsableDescription(description, preload));
+  state.remainder = remainder.all.then((unpacked) => {
+    finder.destroy();
+    if (packagesCopy.keep) state.packagesToKeep = { data: composePackagesCopy(unpacked.slice(1)), description };
+  });
+  state.remainder.catch((error) => {
+    console.warn(`dpdeck: parte de Python no llegó a este dispositivo (${error.message})`);
+  });
+}
+
+// "sha256-<base64>" → the hex digest Python's hashlib gives.
+function sha256FromIntegrity(integrity) {
+  const bytes = atob(String(integrity).replace(/^sha256-/, ""));
+  return Array.from(bytes, (char) => char.charCodeAt(0).toString(16).padStart(2, "0")).join("");
+}
+
+// The wheels in the device's copy of the packages opened as `access`
+// (openKeptFile's handle, or null), if it is the copy runtime.json's
+// `description` gives; else null, and `copy.refused` says why when there was one.
+async function readPackagesCopy(access, preload, description, copy) {
+  if (!access) return null;
+  if (!isUsableDescription(description, preload)) {
+    access.close();
+    return null;
+  }
+  const { wheels, refused } = await readKeptPackages(access, preload, description);
+  if (refused) copy.refused = refused;
+  return wheels || null;
 }
 
 // The packages' wheels unpacked (as unpackWheels gives them): from the
@@ -246,20 +362,13 @@ async function restoreFromSnapshot(description, snapshot, libraries, pyodideUrl,
 // good. `copy` gets the source (PACKAGES_SOURCE), why a copy on the device
 // was refused (`refused`), and, after a download where the device can keep a
 // copy, `keep`; the copy to keep is composed before anything uses the files.
-function loadPackages(preload, description, baseUrl, kept, copy) {
+// `unpacked`: `kept` is a promise of the copy already read (readPackagesCopy's
+// result), not of its handle.
+function loadPackages(preload, description, baseUrl, kept, copy, { unpacked = false } = {}) {
   const downloads = new AbortController();
   const downloaded = unpackWheels(preload, baseUrl, downloads.signal);
   const usable = isUsableDescription(description, preload);
-  const fromCopy = kept.then(async (access) => {
-    if (!access) return null;
-    if (!usable) {
-      access.close();
-      return null;
-    }
-    const { wheels: list, refused } = await readKeptPackages(access, preload, description);
-    if (refused) copy.refused = refused;
-    return list || null;
-  });
+  const fromCopy = unpacked ? kept : kept.then((access) => readPackagesCopy(access, preload, description, copy));
   const wheels = fromCopy.then((list) => {
     if (list) {
       downloads.abort();
@@ -328,20 +437,40 @@ async function boot(base) {
   timings.store = state.store ? state.store.kind : null;
   const refusal = runtime.snapshot ? await refuseSnapshot(runtime.snapshot, unfitRecord) : null;
   const pyodideUrl = new URL(runtime.pyodide || "pyodide/", baseUrl).href;
-  // The wheels download and unpack while the interpreter starts, unless the device's copy has them.
   const packagesCopy = { source: null, keep: false };
-  const { wheels, libraries } = loadPackages(
-    runtime.preload || [],
-    runtime.packagesCopy,
-    baseUrl,
-    keptPackages,
-    packagesCopy,
-  );
-  const wheelUrl = new URL(runtime.wheel, baseUrl);
-  const wheel = fetchBytes(wheelUrl.href, runtime.wheelIntegrity).then((bytes) =>
-    unpackWheel(bytes, wheelUrl.pathname.slice(wheelUrl.pathname.lastIndexOf("/") + 1)),
-  );
-  wheel.catch(() => {});
+  // A restore needs, of the wheels, only the libraries it places: from the
+  // device's copy of the packages or their own small zip. The rest comes after
+  // «Python listo» (startRemainder). Starting from scratch needs every wheel.
+  const remainderLater = Boolean(runtime.snapshot && runtime.snapshot.librariesFile && !refusal);
+  let keptWheels = Promise.resolve(null);
+  const loadEverything = (kept, unpacked) => {
+    const loaded = loadPackages(runtime.preload || [], runtime.packagesCopy, baseUrl, kept, packagesCopy, {
+      unpacked,
+    });
+    const wheelUrl = new URL(runtime.wheel, baseUrl);
+    const wheel = fetchBytes(wheelUrl.href, runtime.wheelIntegrity).then((bytes) =>
+      unpackWheel(bytes, wheelUrl.pathname.slice(wheelUrl.pathname.lastIndexOf("/") + 1)),
+    );
+    wheel.catch(() => {});
+    return { ...loaded, wheel };
+  };
+  let everything = null;
+  let libraries;
+  if (remainderLater) {
+    keptWheels = keptPackages.then((access) =>
+      readPackagesCopy(access, runtime.preload || [], runtime.packagesCopy, packagesCopy),
+    );
+    keptWheels.catch(() => {});
+    libraries = keptWheels.then((list) => {
+      packagesCopy.source = list ? PACKAGES_SOURCE.KEPT : PACKAGES_SOURCE.DOWNLOAD;
+      if (list) state.usedCopies.add(KEPT_PACKAGES.FILE);
+      return list ? listLibraries(list) : fetchLibraries(runtime.snapshot, baseUrl);
+    });
+    libraries.catch(() => {});
+  } else {
+    everything = loadEverything(keptPackages, false);
+    libraries = everything.libraries;
+  }
 
   // Python's memory snapshot (snapshot.js): the device's copy, or downloaded beside the wheels.
   // `marks`: when each of its steps was done (ms since the boot started).
@@ -372,12 +501,13 @@ async function boot(base) {
   } else {
     keptSnapshot.then((access) => access && access.close());
   }
-  wheels.then(() => mark("wheelsAt"), () => {});
+  if (everything) everything.wheels.then(() => mark("wheelsAt"), () => {});
   libraries.then(() => mark("librariesAt"), () => {});
   let restored = refusal
     ? { used: false, error: refusal.reason, unfit: refusal.unfit }
     : { used: false, error: snapshot ? null : "el mazo no trae instantánea" };
 
+  const unwatch = watchWasmCompilation(pyodideUrl);
   timings.core = await step(BOOT_STAGE.CORE, async () => {
     try {
       self.importScripts(new URL("pyodide.js", pyodideUrl).href);
@@ -388,7 +518,8 @@ async function boot(base) {
     if (snapshot) {
       try {
         const steps = {};
-        state.pyodide = await restoreFromSnapshot(runtime.snapshot, snapshot, libraries, pyodideUrl, options, steps);
+        state.pyodide = await restoreFromSnapshot(runtime.snapshot, snapshot, libraries, pyodideUrl, options, steps,
+          remainderLater);
         restored = { used: true, error: null, source: snapshot.source, keep: false, steps, marks };
       } catch (error) {
         // Any mismatch (another Pyodide, a damaged or missing file…) costs
@@ -415,13 +546,20 @@ async function boot(base) {
     }
     countImportedScripts();
   });
+  unwatch();
   const pyodide = state.pyodide;
   applyInterruptBuffer();
 
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
+  const restoredFirst = restored.used && remainderLater;
+  if (!restoredFirst && !everything) {
+    // From scratch after all: every wheel now (from the device's copy, if it was read and good).
+    everything = loadEverything(keptWheels, true);
+  }
   timings.packages = await step(BOOT_STAGE.PACKAGES, async () => {
+    if (restoredFirst) return;
     try {
-      await installWheels(pyodide, await wheels, sitePackages, { loadLibraries: !restored.used });
+      await installWheels(pyodide, await everything.wheels, sitePackages, { loadLibraries: !restored.used });
     } catch (error) {
       throw new Error(`No se pudieron cargar los paquetes: ${error.message}`);
     }
@@ -429,9 +567,9 @@ async function boot(base) {
 
   // The dpdeck wheel is unpacked as it is (no installer needed: it has no dependencies to resolve).
   timings.wheel = await step(BOOT_STAGE.WHEEL, async () => {
-    await installWheels(pyodide, [await wheel], sitePackages);
+    if (!restoredFirst) await installWheels(pyodide, [await everything.wheel], sitePackages);
     installLazyPackages(pyodide, runtime, baseUrl, sitePackages);
-    forgetListings(pyodide);
+    if (!restoredFirst) forgetListings(pyodide);
   });
 
   // Importing here, before "ready", makes the first run as fast as the next ones.
@@ -474,7 +612,14 @@ async function boot(base) {
   timings.snapshot = restored;
   timings.packagesCopy = packagesCopy;
   timings.warmupFigure = !state.figureToWarm;
-  return { result: { timings } };
+  timings.remainderLater = restoredFirst;
+  // The page says it in one line: the deck's snapshot could not be used, Python started from scratch.
+  if (snapshot && !restored.used) {
+    const reason = String(restored.error).split("\n")[0];
+    timings.notice = `Python arrancó desde cero: su memoria guardada no se pudo usar (${reason}).`;
+  }
+  if (restoredFirst) startRemainder(pyodide, runtime, baseUrl, sitePackages, await keptWheels.catch(() => null), packagesCopy);
+  return { result: { timings: { ...timings, packagesCopy: { ...packagesCopy } } } };
 }
 
 /** Deletes the device's copies this boot used (state.usedCopies): a boot that failed after using one. */

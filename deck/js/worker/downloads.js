@@ -122,11 +122,30 @@ export async function readStreamCounted(stream) {
   return bytes;
 }
 
+// Requests the worker answers itself, once, with these bytes, by URL (the
+// standard library's zip a restored Python gets later: remainder.js).
+const localAnswers = new Map();
+
+/** The next request for `url` gets `bytes` from here, not from the network. */
+export function answerOnceLocally(url, bytes) {
+  localAnswers.set(url, bytes);
+}
+
+/** Forgets an answer answerOnceLocally left that no request took. */
+export function forgetLocalAnswer(url) {
+  localAnswers.delete(url);
+}
+
 // Every fetch of the worker (Pyodide's own included) counted for the progress
 // bar; a failed one calls `failBoot` with a message naming the file.
 export function countFetches(failBoot) {
   self.fetch = async function countedFetch(input, init) {
     const url = resolveUrl(input);
+    if (localAnswers.has(url.href)) {
+      const bytes = localAnswers.get(url.href);
+      localAnswers.delete(url.href);
+      return new Response(bytes);
+    }
     // Counted from the request on: a response that has not started is still a download.
     const ended = startDownload();
     let response;
@@ -134,12 +153,22 @@ export function countFetches(failBoot) {
       response = await nativeFetch(input, init);
     } catch (error) {
       ended();
-      failBoot(`No se pudo descargar ${displayPath(url)}: ${error.message}`);
+      failBoot(`No se pudo descargar ${displayPath(url)}: ${describeFetchError(error)}`);
       throw error;
     }
     if (!response.ok) failBoot(`No se pudo descargar ${displayPath(url)}: HTTP ${response.status}`);
     return countResponse(response, ended);
   };
+}
+
+// What a failed fetch means, in Spanish: the browser's own words say only
+// «Failed to fetch» when the connection broke, the body could not be
+// decompressed or its SHA-256 did not match.
+export function describeFetchError(error) {
+  const message = String((error && error.message) || error);
+  if (/integrity/i.test(message)) return "llegó distinto del de esta versión (su SHA-256 no coincide)";
+  if (error && error.name === "TypeError") return `no llegó entero o no se pudo descomprimir (${message})`;
+  return message;
 }
 
 export function displayPath(url) {

@@ -74,10 +74,23 @@ function figureBuffers(outputs) {
   return [...buffers];
 }
 
+// A Python restored from the snapshot gets some files after «Python listo»
+// (remainder.js): a cell waits for the ones cells read (matplotlib's fonts,
+// the census) before it runs.
+export async function waitForCellFiles() {
+  if (!state.cellFiles) return;
+  try {
+    await state.cellFiles;
+  } catch (error) {
+    throw new Error(`Faltan archivos de Python que las celdas necesitan: ${error.message}`);
+  }
+}
+
 // Runs a cell through `runCell` (dpdeck.classroom.cellrun.run_cell, or dpdeck.classroom.exercises.run_check
 // for «Comprobar»), streaming what it prints; `extra` are further keyword arguments.
 async function runThrough(runCell, { runId, cellId, source }, extra = {}) {
   if (!runCell) throw new Error("Python todavía no está listo.");
+  await waitForCellFiles();
   const batcher = new StreamBatcher(runId, MAX_OUTPUT_CHARS);
   const onOutput = (output) => {
     batcher.add(output.get("name"), output.get("text"));
@@ -162,6 +175,7 @@ export async function check(payload) {
 // The lab of the class with the challenge's answer: {verdict, json, filename}.
 export async function lab({ seed, extension }) {
   if (!state.pyodide) throw new Error("Python todavía no está listo.");
+  await waitForCellFiles();
   state.exportLab ??= state.pyodide.pyimport("dpdeck.classroom.exercises").export_lab;
   const extensionProxy = state.pyodide.toPy(extension || {});
   try {

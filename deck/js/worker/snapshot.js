@@ -350,8 +350,14 @@ while sys.path.count("") > 1:
 // Run before a snapshot is taken: nothing Python keeps may hold an open file
 // (the files live in JavaScript, which the snapshot does not carry). The
 // fonts matplotlib keeps open are dropped; they reopen on the next figure.
+// What a restored Python uses to fetch files that have not arrived
+// (remainder.js: hashlib, io, zipfile) is imported now: the standard
+// library's zip may itself be one of them.
 export const BEFORE_SNAPSHOT_PY = `
 import gc
+import hashlib
+import io
+import zipfile
 
 from matplotlib import font_manager, mathtext
 

@@ -43,6 +43,10 @@ export const state = {
   figureToWarm: false,
   // The device's copies this boot read (their files' names): a boot that fails after using one forgets it.
   usedCopies: new Set(),
+  // After a restore, what arrives after «Python listo» (remainder.js): the
+  // files cells read, and everything.
+  cellFiles: null,
+  remainder: null,
 };
 
 // The page's side of the protocol, once its "boot" request has brought it

@@ -133,9 +133,15 @@ const DEFAULT_CHANNEL = "default channel";
  * among them as loaded: a cell's loadPackage or micropip then finds them there.
  * `loadLibraries: false` only writes the files: a restored snapshot placed its
  * libraries already (snapshot.js). `recordPackages: false` leaves
- * loadedPackages as it was: a snapshot is refused if it changed.
+ * loadedPackages as it was: a snapshot is refused if it changed. `canOwn:
+ * false` gives the file system copies (the files are kept elsewhere too).
  */
-export async function installWheels(pyodide, wheels, sitePackages, { loadLibraries = true, recordPackages = true } = {}) {
+export async function installWheels(
+  pyodide,
+  wheels,
+  sitePackages,
+  { loadLibraries = true, recordPackages = true, canOwn = true } = {},
+) {
   const FS = pyodide.FS;
   const folders = new Set();
   for (const wheel of wheels) {
@@ -145,7 +151,7 @@ export async function installWheels(pyodide, wheels, sitePackages, { loadLibrari
         FS.mkdirTree(folder);
         folders.add(folder);
       }
-      FS.writeFile(`${sitePackages}/${path}`, data, { canOwn: true });
+      FS.writeFile(`${sitePackages}/${path}`, data, { canOwn });
     }
   }
   for (const wheel of loadLibraries ? wheels : []) {
@@ -154,11 +160,16 @@ export async function installWheels(pyodide, wheels, sitePackages, { loadLibrari
       await pyodide._api.loadDynlib(`${sitePackages}/${path}`, false, [libsFolder]);
     }
   }
+  if (recordPackages) recordPackagesLoaded(pyodide, wheels.map((wheel) => wheel.name));
+}
+
+/** Records the lock's packages among the wheels `fileNames` as loaded (Pyodide's loadedPackages). */
+export function recordPackagesLoaded(pyodide, fileNames) {
   const lockNames = new Map(
     Object.values(pyodide._api.lockfile_packages || {}).map((entry) => [entry.file_name, entry.name]),
   );
-  for (const wheel of recordPackages ? wheels : []) {
-    if (lockNames.has(wheel.name)) pyodide.loadedPackages[lockNames.get(wheel.name)] = DEFAULT_CHANNEL;
+  for (const name of fileNames) {
+    if (lockNames.has(name)) pyodide.loadedPackages[lockNames.get(name)] = DEFAULT_CHANNEL;
   }
 }
 

@@ -28,7 +28,7 @@ import { keepSnapshot } from "./snapshot.js";
 import { drawThrowawayFigure } from "./warmup.js";
 import { countFetches } from "./downloads.js";
 import { applyInterruptBuffer, failBoot, forgetUsedCopies, startBoot } from "./boot.js";
-import { afterViolations, check, lab, run } from "./run.js";
+import { afterViolations, check, lab, run, waitForCellFiles } from "./run.js";
 import { WORKER_URL, deviceStore, hasPort, post, state, usePort } from "./state.js";
 
 // A listener on the global scope that runs before any a cell adds (capturing,
@@ -139,6 +139,7 @@ async function answerBoot({ base, interruptBuffer, lifeLock }) {
 async function answerWarm() {
   if (!state.figureToWarm) return { result: { drawn: false } };
   state.figureToWarm = false;
+  await waitForCellFiles();
   const { status, error } = drawThrowawayFigure(state.pyodide);
   if (status !== RUN_STATUS.DONE) {
     throw new Error(`la figura de prueba no se pudo dibujar (${error || status})`);
@@ -151,6 +152,8 @@ async function answerWarm() {
 // packagecopy.js). Answers {kept} and, when the storage refused, why
 // (nothing to keep is not a failure).
 async function answerKeep() {
+  // The packages' copy is made once the rest of Python has arrived (remainder.js).
+  if (state.remainder) await state.remainder.catch(() => {});
   const { snapshotToKeep: snapshot, packagesToKeep: packages } = state;
   state.snapshotToKeep = null;
   state.packagesToKeep = null;

@@ -5,6 +5,7 @@
 //   window.__bench.marks   painted, ready, figureClicked, figureShown (ms)
 //   window.__bench.boot    the worker's reply to "boot" (its own step timings)
 //   window.__bench.runs    [{cellId, elapsedMs}] from the worker's "run" replies
+//   window.__bench.timeOrigin  the navigation's start (ms since the epoch)
 //
 // The page's contract, shared by the deck and the plain page:
 // <html data-python="ready|error">, `.cell[data-figures]` cells with a
@@ -13,7 +14,8 @@
 // and answers {id, ok, result}, on its own global or on a port the page gave it.
 (() => {
   const config = __BENCH_CONFIG__;
-  const bench = { marks: {}, boot: null, runs: [], errors: [] };
+  // timeOrigin: when the navigation started, in ms since the epoch (the servers' clock).
+  const bench = { marks: {}, boot: null, runs: [], errors: [], timeOrigin: performance.timeOrigin };
   window.__bench = bench;
   const mark = (name) => {
     if (!(name in bench.marks)) bench.marks[name] = performance.now();
