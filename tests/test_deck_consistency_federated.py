@@ -32,7 +32,7 @@ import pytest
 from dpdeck import accounting, experiments, federated, learning, mechanisms
 from dpdeck.data import KAREN_NAME, load_census
 from dpdeck.numbers import format_number
-from test_deck_consistency import deck, native_output  # one reader, one native run per cell
+from deck_sources import deck, native_output  # one reader, one native run per cell
 
 SLIDES = Path(__file__).resolve().parents[1] / "deck" / "slides"
 CHAPTER = "06-federado.md"

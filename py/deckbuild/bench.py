@@ -18,7 +18,7 @@ revalidation) and visited alternately, each round in a fresh browser profile:
   first visit stays open LINGER_MS more, for both pages alike, so the browser can
   write its HTTP and compiled-wasm caches, as it would during a class).
 
-Every cell also runs natively (`dpdeck.cellrun.run_cell`, warm process) and in the deck's own
+Every cell also runs natively (`dpdeck.classroom.cellrun.run_cell`, warm process) and in the deck's own
 Pyodide under Node (js/bench_cells.mjs, after the worker's warm-up), where its CPU time
 moves much less with the machine's load than any wall clock. The tables give
 medians over the rounds and the ratio deck/plain page; targets are marked as met or not.
@@ -257,7 +257,7 @@ CELL_PATTERN = re.compile(
 
 NATIVE_SCRIPT = r"""
 import json, statistics, sys, time
-from dpdeck.cellrun import run_cell
+from dpdeck.classroom.cellrun import run_cell
 
 cells, repeats = json.load(sys.stdin), int(sys.argv[1])
 times = {}

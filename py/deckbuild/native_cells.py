@@ -45,8 +45,8 @@ def use_matplotlib_defaults_and_fonts() -> None:
 def main(jobs_path: str, results_path: str) -> None:
     use_matplotlib_defaults_and_fonts()
 
-    from dpdeck import protocol
-    from dpdeck.cellrun import run_cell
+    from dpdeck.classroom import protocol
+    from dpdeck.classroom.cellrun import run_cell
 
     with open(jobs_path, encoding="utf-8") as handle:
         jobs = json.load(handle)

@@ -19,7 +19,7 @@ from pathlib import Path
 from .commands import run_node_script
 from .errors import BuildError
 from .files import ensure_dir, hash_bytes, hash_file, hash_tree
-from .paths import CENSUS, DECK, NODE_MODULES, PY_PACKAGE, ROOT, locate_npm_package
+from .paths import CENSUS, DECK, NODE_MODULES, PY_PACKAGE, ROOT, list_package_files, locate_npm_package
 from .offline import SERVICE_WORKER, stamp_service_worker
 from .pins import list_pins, list_shipped_pins
 from .pyodide import ShippedPyodide, make_integrity
@@ -80,8 +80,8 @@ def build_dpdeck_wheel(out: Path) -> Path:
     version = read_project_version()
     dist_info = f"dpdeck-{version}.dist-info"
     members: list[tuple[str, bytes]] = []
-    for path in sorted([*PY_PACKAGE.glob("*.py"), *PY_PACKAGE.glob("*.json")]):
-        members.append((f"{WHEEL_PACKAGE}/{path.name}", path.read_bytes()))
+    for path in list_package_files():
+        members.append((f"{WHEEL_PACKAGE}/{path.relative_to(PY_PACKAGE).as_posix()}", path.read_bytes()))
     members.append((f"{WHEEL_PACKAGE}/censo.csv", CENSUS.read_bytes()))
     metadata = (f"Metadata-Version: 2.1\nName: dpdeck\nVersion: {version}\n"
                 "Summary: Privacidad diferencial, en diapositivas que ejecutan su Python en el navegador\n"

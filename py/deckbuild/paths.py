@@ -17,6 +17,13 @@ DEFAULT_SLIDES = DECK / "slides"
 DEFAULT_OUT = ROOT / "dist"
 
 
+def list_package_files() -> list[Path]:
+    """The dpdeck package's sources and data (every .py and .json under py/dpdeck/), in a stable order."""
+    files = (path for pattern in ("*.py", "*.json") for path in PY_PACKAGE.rglob(pattern)
+             if "__pycache__" not in path.parts)
+    return sorted(files, key=lambda path: path.relative_to(PY_PACKAGE).as_posix())
+
+
 def display_path(path: Path) -> str:
     """Show a path relative to the repository when it is inside it."""
     try:

@@ -1,4 +1,4 @@
-"""Every cell run with native Python (dpdeck.cellrun.run_cell), its output embedded in the page.
+"""Every cell run with native Python (dpdeck.classroom.cellrun.run_cell), its output embedded in the page.
 
 Stage: `Deck.cells` → `Prerendered` (each cell's outputs, figures written to
 out/figures/ by content hash). Outcomes are cached in .cache/prerender/ under a
@@ -34,11 +34,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from dpdeck import protocol
+from dpdeck.classroom import protocol
 
 from .errors import BuildError
 from .files import ensure_dir, hash_bytes, write_atomically
-from .paths import CACHE, CENSUS, PY_PACKAGE, ROOT, display_path
+from .paths import CACHE, CENSUS, PY_PACKAGE, ROOT, display_path, list_package_files
 from .slides import Cell, Deck
 
 # Importing numpy and matplotlib before the first cell, or exiting after the last one.
@@ -72,8 +72,8 @@ def hash_package_code() -> str:
     """Hash of what a cell's output depends on besides its source."""
     # v3: the environment that runs the cells is part of the key.
     digest = hashlib.sha256(b"dpdeck-prerender-v3\0")
-    for path in sorted([*PY_PACKAGE.glob("*.py"), *PY_PACKAGE.glob("*.json")]):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in list_package_files():
+        digest.update(path.relative_to(PY_PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update(b"censo.csv\0" + CENSUS.read_bytes())
     digest.update(describe_cell_environment().encode())
     return digest.hexdigest()
@@ -126,9 +126,9 @@ def run_cells_natively(jobs: list[dict], cells_by_key: dict[str, Cell], keep_goi
     line; with keep_going it gets an error outcome instead and a new process
     runs the cells after it.
     """
-    if not (PY_PACKAGE / "cellrun.py").exists():
+    if not (PY_PACKAGE / "classroom" / "cellrun.py").exists():
         first = cells_by_key[jobs[0]["key"]]
-        raise BuildError(f"{first.where()}: no se puede pre-calcular la celda: falta py/dpdeck/cellrun.py")
+        raise BuildError(f"{first.where()}: no se puede pre-calcular la celda: falta py/dpdeck/classroom/cellrun.py")
     results: dict[str, dict] = {}
     pending = list(jobs)
     with tempfile.TemporaryDirectory(prefix="dpdeck-cells-") as folder:

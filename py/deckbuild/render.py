@@ -15,7 +15,8 @@ import posixpath
 import re
 from pathlib import Path
 
-from dpdeck import lab, protocol
+from dpdeck import lab
+from dpdeck.classroom import protocol
 
 from .errors import BuildError
 from .markdown import CONTAINERS, make_markdown
@@ -37,7 +38,7 @@ EXAMPLE_LABEL = "Un ejemplo de respuesta"
 
 
 def render_output(output: dict, cell: Cell, figure_number: int) -> str:
-    """One output as the contract's markup (dpdeck/protocol.json, «El contrato de las celdas»)."""
+    """One output as the contract's markup (dpdeck/classroom/protocol.json, «El contrato de las celdas»)."""
     kind = output.get("type")
     if kind not in protocol.OUTPUT:
         raise BuildError(f"{cell.where()}: salida de tipo desconocido «{kind}» en la celda «{cell.id}»")

@@ -12,7 +12,7 @@ diapositiva. Los usan:
   lo mismo);
 * el laboratorio (``dpdeck.lab``), que los corre con sus propias semillas y
   los convierte en evidencia;
-* el banco de tiempos (``dpdeck.bench``), que mide cada experimento con su
+* el banco de tiempos (``dpdeck.classroom.bench``), que mide cada experimento con su
   figura (``draw_experiment``).
 
 Este módulo no importa matplotlib: la figura de cada experimento se dibuja

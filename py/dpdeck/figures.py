@@ -29,7 +29,7 @@ junto) y, donde un número de cuatro cifras convive con otros mayores en la
 misma leyenda, también agrupado (``9 594`` junto a ``99 999``).
 
 Cada figura lleva una frase que dice lo que muestra (qué curvas, qué ejes y
-el número clave, con el mismo formato): ``dpdeck.protocol.describe_figure``.
+el número clave, con el mismo formato): ``dpdeck.figure_descriptions.describe_figure``.
 ``run_cell`` la lleva a su salida y es el texto alternativo de la imagen en la
 diapositiva, para quien no la ve.
 
@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from .figure_descriptions import describe_figure
 from .figure_style import (
     COLORS,
     FIGSIZE,
@@ -64,7 +65,6 @@ from .figure_style import (
     use_decimal_comma,
 )
 from .numbers import PERCENT_SIGN, format_number, format_percent, format_significant
-from .protocol import describe_figure
 
 __all__ = [
     # el estilo de dpdeck.figure_style, también aquí para quien mide las figuras de la clase

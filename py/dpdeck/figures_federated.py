@@ -13,7 +13,7 @@ cada una se dibuja en la mitad del tiempo cuando la celda vuelve a correr en
 el navegador.
 
 Como las de ``dpdeck.figures``, cada figura dice lo que muestra (qué curvas,
-qué ejes y el número clave) con ``dpdeck.protocol.describe_figure``: es el
+qué ejes y el número clave) con ``dpdeck.figure_descriptions.describe_figure``: es el
 texto alternativo de la imagen en la diapositiva.
 """
 
@@ -25,6 +25,7 @@ import numpy as np
 from matplotlib import ticker
 from matplotlib.figure import Figure
 
+from .figure_descriptions import describe_figure
 from .figure_style import (
     COLORS,
     FIGSIZE,
@@ -41,7 +42,6 @@ from .figure_style import (
     styled,
 )
 from .numbers import format_number, format_percent
-from .protocol import describe_figure
 
 __all__ = [
     "plot_hospital_example",

@@ -83,11 +83,11 @@ def test_modules_load_from_bytecode_and_the_font_list_is_accepted(deck):
     probe = ("import matplotlib.font_manager as fm, numpy, sys\n"
              "print(numpy.__file__)\n"
              "print(fm.fontManager._version == fm.FontManager.__version__)\n"
-             "print(sys.modules['dpdeck.cellrun'].__cached__)")
+             "print(sys.modules['dpdeck.classroom.cellrun'].__cached__)")
     status, text = run_python(deck, probe)
     assert status == "done", text
     assert text.split() == ["/lib/python3.12/site-packages/numpy/__init__.pyc", "True",
-                            "/lib/python3.12/site-packages/dpdeck/__pycache__/cellrun.cpython-312.pyc"]
+                            "/lib/python3.12/site-packages/dpdeck/classroom/__pycache__/cellrun.cpython-312.pyc"]
 
 
 def test_a_cell_traceback_shows_the_cells_line_and_where_in_dpdeck(deck):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from dpdeck.protocol import MAX_FIGURES, STREAM_EVENT_BURST, STREAM_EVENTS_PER_SECOND
+from dpdeck.classroom.protocol import MAX_FIGURES, STREAM_EVENT_BURST, STREAM_EVENTS_PER_SECOND
 from deckchecks import assert_deck_usable, run_bad_input
 
 LAST_SLIDE = 6

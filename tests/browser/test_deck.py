@@ -31,7 +31,7 @@ from PIL import Image
 from deckpage import DeckPage
 from shown import show_to_person
 from dpdeck import figures
-from dpdeck.cellrun import FIGURE_DPI
+from dpdeck.classroom.cellrun import FIGURE_DPI
 
 BOOT_TIMEOUT_MS = 180_000
 CELL_TIMEOUT_MS = 120_000

@@ -40,7 +40,7 @@ import numpy, matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot  # builds the font cache once, before the cell runs
 import dpdeck
-from dpdeck.cellrun import run_cell
+from dpdeck.classroom.cellrun import run_cell
 outcome = run_cell(cell_source, cell_id="prueba")
 json.dumps({
     "numpy": numpy.__version__,
@@ -102,7 +102,7 @@ def first_title(dist_dir) -> str:
 
 
 def native_outputs(source: str) -> list[list[str]]:
-    from dpdeck.cellrun import run_cell
+    from dpdeck.classroom.cellrun import run_cell
 
     outcome = run_cell(source, cell_id="prueba")
     assert outcome["status"] == "done", outcome

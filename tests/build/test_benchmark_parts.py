@@ -95,7 +95,7 @@ def test_the_packages_source_of_each_visit_is_counted():
 
 def test_the_pyodide_timing_starts_from_the_workers_own_warmup():
     imports, cell = bench.read_worker_warmup()
-    assert imports.index("dpdeck.cellrun") < imports.index("matplotlib.pyplot")
+    assert imports.index("dpdeck.classroom.cellrun") < imports.index("matplotlib.pyplot")
     assert "plt.subplots()" in cell and r"$\varepsilon = 1$" in cell
     compile(cell, "<arranque>", "exec")
     assert cell.index("plt.subplots()") < cell.index("draw_warmup_figure()")

@@ -157,8 +157,9 @@ def test_dpdeck_wheel_has_a_valid_record(dist_dir):
             encoded = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
             assert (digest, int(size)) == (f"sha256={encoded}", len(data)), name
         assert all(info.date_time == (1980, 1, 1, 0, 0, 0) for info in wheel.infolist())
-    sources = sorted(path.name for path in (ROOT / "py" / "dpdeck").glob("*.py"))
-    assert sorted(name.split("/")[1] for name in names if name.startswith("dpdeck/") and name.endswith(".py")) == sources
+    package = ROOT / "py" / "dpdeck"
+    sources = sorted(path.relative_to(package).as_posix() for path in package.rglob("*.py"))
+    assert sorted(name.partition("/")[2] for name in names if name.startswith("dpdeck/") and name.endswith(".py")) == sources
 
 
 def test_dpdeck_wheel_imports_and_finds_the_census_inside(dist_dir, tmp_path):
@@ -196,7 +197,10 @@ def test_only_the_dpdeck_package_ships_never_the_build(dist_dir):
     with open(ROOT / "pyproject.toml", "rb") as handle:
         found = tomllib.load(handle)["tool"]["setuptools"]["packages"]["find"]
     assert "deckbuild" in find_packages(where=str(ROOT / "py"))   # there is something to leave out
-    assert find_packages(where=str(ROOT / found["where"][0]), include=found["include"]) == ["dpdeck"]
+    found_packages = find_packages(where=str(ROOT / found["where"][0]), include=found["include"])
+    assert sorted(found_packages) == sorted(
+        ".".join(("dpdeck", *path.parent.relative_to(ROOT / "py" / "dpdeck").parts))
+        for path in (ROOT / "py" / "dpdeck").rglob("__init__.py"))
 
 
 def test_the_accessibility_checker_is_pinned_but_never_shipped(dist_dir):

@@ -85,10 +85,12 @@ def test_the_dpdeck_wheel_keeps_its_sources_beside_their_bytecode(dist_dir):
     runtime = json.loads((dist_dir / "runtime.json").read_text())
     with zipfile.ZipFile(dist_dir / runtime["wheel"]) as wheel:
         names = set(wheel.namelist())
-    sources = sorted(path.name for path in (ROOT / "py" / "dpdeck").glob("*.py"))
+    package = ROOT / "py" / "dpdeck"
+    sources = sorted(path.relative_to(package) for path in package.rglob("*.py"))
+    assert len(sources) > len(list(package.glob("*.py")))   # the subpackages' modules are in the list
     for source in sources:
-        assert f"dpdeck/{source}" in names
-        assert f"dpdeck/__pycache__/{source[:-3]}.cpython-312.pyc" in names, source
+        assert f"dpdeck/{source.as_posix()}" in names
+        assert f"dpdeck/{(source.parent / '__pycache__' / source.stem).as_posix()}.cpython-312.pyc" in names, source
 
 
 def test_the_shipped_font_list_is_the_one_matplotlib_expects(dist_dir):

@@ -16,7 +16,7 @@ import pytest
 from deckbuild.slides import read_deck
 from dpdeck import attacks
 from dpdeck import mechanisms as m
-from dpdeck.cellrun import run_cell
+from dpdeck.classroom.cellrun import run_cell
 
 FAILURE = 1e-6
 

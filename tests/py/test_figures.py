@@ -447,7 +447,7 @@ KEY_NUMBERS = {
 
 @pytest.mark.parametrize("name", sorted(DEMOS))
 def test_every_figure_says_what_it_shows_with_its_key_number(demo_figures, name):
-    from dpdeck.protocol import figure_description
+    from dpdeck.figure_descriptions import figure_description
 
     description = figure_description(demo_figures[name])
     assert description and len(description) >= 80, description

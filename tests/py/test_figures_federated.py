@@ -151,7 +151,7 @@ def test_a_client_that_never_reaches_the_target_is_drawn_hollow_at_the_top():
 
 def test_a_target_never_reached_is_said_in_the_description():
     figure = figures_federated.plot_local_epochs([1, 2], [3, None], [4, 5], max_rounds=9, target=0.8)
-    from dpdeck.protocol import figure_description
+    from dpdeck.figure_descriptions import figure_description
 
     assert "con clientes IID, 3 y no llega en 9 rondas" in figure_description(figure)
 
@@ -171,7 +171,7 @@ KEY_NUMBERS = {
 
 @pytest.mark.parametrize("name", sorted(DEMOS))
 def test_every_figure_says_what_it_shows_with_its_key_numbers(demo_figures, name):
-    from dpdeck.protocol import figure_description
+    from dpdeck.figure_descriptions import figure_description
 
     description = figure_description(demo_figures[name])
     assert description and len(description) >= 80, description

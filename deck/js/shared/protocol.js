@@ -2,8 +2,8 @@
 // limits, the request and event types, the boot stages, how a run ends, and
 // the output kinds with their HTML markup.
 //
-// Every value is written once, in py/dpdeck/protocol.json, which the dpdeck
-// package ships (Python reads it through dpdeck.protocol) and esbuild bundles
+// Every value is written once, in py/dpdeck/classroom/protocol.json, which the dpdeck
+// package ships (Python reads it through dpdeck.classroom.protocol) and esbuild bundles
 // in here. deck/README.md («El contrato de las celdas») describes each message.
 //
 // Sets of names are frozen objects keyed by the upper-case name, in the
@@ -21,7 +21,7 @@ import {
   requests,
   runStatuses,
   streams,
-} from "../../../py/dpdeck/protocol.json";
+} from "../../../py/dpdeck/classroom/protocol.json";
 
 function names(values) {
   return Object.freeze(Object.fromEntries(values.map((value) => [value.toUpperCase(), value])));

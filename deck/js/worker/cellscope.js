@@ -1,7 +1,7 @@
 // What one cell leaves behind in the worker's JavaScript world, undone before
 // the next cell can see it.
 //
-// Python's side is dpdeck.cellrun's (module globals, asyncio tasks). Here, the
+// Python's side is dpdeck.classroom.cellrun's (module globals, asyncio tasks). Here, the
 // worker's global scope: a cell reaches it through `js` and can leave behind
 // timers (`js.setTimeout`, `setInterval`, `requestAnimationFrame`), listeners
 // on the worker's global (`js.self.addEventListener`), or changed globals

@@ -1,4 +1,4 @@
-// Running a cell: dpdeck.cellrun.run_cell (or an exercise's check) called
+// Running a cell: dpdeck.classroom.cellrun.run_cell (or an exercise's check) called
 // with the cell's source, what it prints streamed to the page as it comes,
 // its figures moved rather than copied, and what no error of the cell can
 // show (a refused request it left behind, a connection the page's policy
@@ -74,7 +74,7 @@ function figureBuffers(outputs) {
   return [...buffers];
 }
 
-// Runs a cell through `runCell` (dpdeck.cellrun.run_cell, or dpdeck.exercises.run_check
+// Runs a cell through `runCell` (dpdeck.classroom.cellrun.run_cell, or dpdeck.classroom.exercises.run_check
 // for «Comprobar»), streaming what it prints; `extra` are further keyword arguments.
 async function runThrough(runCell, { runId, cellId, source }, extra = {}) {
   if (!runCell) throw new Error("Python todavía no está listo.");
@@ -145,14 +145,14 @@ export async function run(payload) {
 // «Comprobar»: the exercise's cell runs, then its check looks at what it defined.
 export async function check(payload) {
   if (!state.pyodide) throw new Error("Python todavía no está listo.");
-  state.runCheck ??= state.pyodide.pyimport("dpdeck.exercises").run_check;
+  state.runCheck ??= state.pyodide.pyimport("dpdeck.classroom.exercises").run_check;
   return runThrough(state.runCheck, payload, { check: payload.check });
 }
 
 // The lab of the class with the challenge's answer: {verdict, json, filename}.
 export async function lab({ seed, extension }) {
   if (!state.pyodide) throw new Error("Python todavía no está listo.");
-  state.exportLab ??= state.pyodide.pyimport("dpdeck.exercises").export_lab;
+  state.exportLab ??= state.pyodide.pyimport("dpdeck.classroom.exercises").export_lab;
   const extensionProxy = state.pyodide.toPy(extension || {});
   try {
     return { result: toPlain(state.exportLab.callKwargs({ seed, extension: extensionProxy })) };

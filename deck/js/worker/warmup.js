@@ -11,9 +11,9 @@
 // earlier; a figure asked for before the throwaway one compiles the drawing
 // code itself (0.34 to 0.41 s after «Python listo» instead of 0.2 s).
 
-// dpdeck.cellrun comes before pyplot: its prepare_matplotlib() spares pyplot's
+// dpdeck.classroom.cellrun comes before pyplot: its prepare_matplotlib() spares pyplot's
 // import the work no cell uses (half of it).
-export const WARM_IMPORTS = ["numpy", "matplotlib", "dpdeck", "dpdeck.cellrun", "matplotlib.pyplot", "dpdeck.figures"];
+export const WARM_IMPORTS = ["numpy", "matplotlib", "dpdeck", "dpdeck.classroom.cellrun", "matplotlib.pyplot", "dpdeck.figures"];
 
 // Run once before "ready": the first figure a lecturer asks for then costs no
 // more than the next ones. It is drawn as the deck's figures are (dpdeck's
@@ -72,19 +72,19 @@ function callPython(pyodide, moduleName, functionName) {
 export function importWarm(pyodide, onImported = () => {}) {
   for (const name of WARM_IMPORTS) {
     const started = performance.now();
-    if (name === "matplotlib.pyplot") callPython(pyodide, "dpdeck.cellrun", "prepare_matplotlib");
+    if (name === "matplotlib.pyplot") callPython(pyodide, "dpdeck.classroom.cellrun", "prepare_matplotlib");
     pyodide.pyimport(name).destroy();
     onImported(name, Math.round(performance.now() - started));
   }
 }
 
 function runWarmupCells(pyodide, cells) {
-  const runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
+  const runCell = pyodide.pyimport("dpdeck.classroom.cellrun").run_cell;
   for (const cell of cells) runCell.callKwargs(cell, { cell_id: "arranque" }).destroy();
   return runCell;
 }
 
-/** Runs PYPLOT_CELL, then draws the warm-up figure, through dpdeck.cellrun.run_cell, as cells run; returns run_cell. */
+/** Runs PYPLOT_CELL, then draws the warm-up figure, through dpdeck.classroom.cellrun.run_cell, as cells run; returns run_cell. */
 export function drawWarmupFigure(pyodide) {
   return runWarmupCells(pyodide, [PYPLOT_CELL, WARMUP_CELL]);
 }

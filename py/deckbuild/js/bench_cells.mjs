@@ -55,11 +55,11 @@ async function bootPython() {
   for (const name of warmImports) {
     // As the worker does (a deck built before prepare_matplotlib existed skips it).
     if (name === "matplotlib.pyplot") {
-      pyodide.runPython("import dpdeck.cellrun as cellrun\ngetattr(cellrun, 'prepare_matplotlib', lambda: None)()");
+      pyodide.runPython("import dpdeck.classroom.cellrun as cellrun\ngetattr(cellrun, 'prepare_matplotlib', lambda: None)()");
     }
     pyodide.pyimport(name).destroy();
   }
-  const runCell = pyodide.pyimport("dpdeck.cellrun").run_cell;
+  const runCell = pyodide.pyimport("dpdeck.classroom.cellrun").run_cell;
   runCell.callKwargs(warmupCell, { cell_id: "arranque" }).destroy();
   gc.freeze();
   gc.enable();

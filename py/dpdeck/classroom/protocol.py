@@ -1,6 +1,6 @@
 """El contrato de las celdas en vivo, visto desde Python.
 
-Qué se dicen la página, el *worker* de Pyodide y `dpdeck.cellrun.run_cell`:
+Qué se dicen la página, el *worker* de Pyodide y `dpdeck.classroom.cellrun.run_cell`:
 los límites de una celda (caracteres de salida, figuras, ritmo de los eventos),
 los tipos de petición y de evento, las etapas del arranque, los estados de una
 ejecución y los tipos de salida con su marcado HTML.
@@ -21,7 +21,6 @@ Los conjuntos de nombres son tuplas con nombre, en el orden del contrato::
 from __future__ import annotations
 
 import json
-import re
 from collections import namedtuple
 from importlib import resources
 from types import MappingProxyType
@@ -45,8 +44,6 @@ __all__ = [
     "CELL_STATUS",
     "output_class",
     "figure_alt",
-    "describe_figure",
-    "figure_description",
     "error_text",
 ]
 
@@ -112,34 +109,9 @@ def figure_alt(number: int, description: str) -> str:
     """El texto alternativo de la figura `number` (desde 1) de una celda, con lo que muestra.
 
     ``description`` es el campo del mismo nombre de la salida de la figura
-    (ver `describe_figure`): qué curvas, qué ejes y el número clave.
+    (ver ``dpdeck.figure_descriptions.describe_figure``): qué curvas, qué ejes y el número clave.
     """
     return OUTPUT_MARKUP[OUTPUT.FIGURE]["alt"].format(number=number, description=description)
-
-
-# Where a Figure carries its description until `run_cell` turns it into an output.
-_DESCRIPTION_ATTRIBUTE = "_dpdeck_description"
-
-
-def describe_figure(figure, description: str):
-    """Da a una figura de matplotlib la frase que dice lo que muestra; devuelve la figura.
-
-    Las funciones de `dpdeck.figures` la ponen en cada figura que dibujan (en
-    español, con el número clave escrito según `dpdeck.numbers`); `run_cell`
-    la lleva al campo ``description`` de la salida, y la página y la
-    construcción la usan como texto alternativo (`figure_alt`).
-    """
-    # Line breaks and runs of spaces go; a no-break space (``73 %``) stays.
-    text = re.sub(r"[ \t\r\n]+", " ", str(description)).strip()
-    if not text:
-        raise ValueError("la descripción de una figura no puede estar vacía")
-    setattr(figure, _DESCRIPTION_ATTRIBUTE, text)
-    return figure
-
-
-def figure_description(figure) -> str | None:
-    """La frase que `describe_figure` dio a una figura, o None si no tiene."""
-    return getattr(figure, _DESCRIPTION_ATTRIBUTE, None)
 
 
 def error_text(output: Mapping) -> str:

@@ -1,7 +1,7 @@
-"""Pruebas de dpdeck.protocol: el contrato de las celdas, igual en Python y en la página.
+"""Pruebas de dpdeck.classroom.protocol: el contrato de las celdas, igual en Python y en la página.
 
-The contract's values live once, in py/dpdeck/protocol.json. These tests check
-that dpdeck.protocol reads it faithfully and that deck/js/shared/protocol.js (bundled
+The contract's values live once, in py/dpdeck/classroom/protocol.json. These tests check
+that dpdeck.classroom.protocol reads it faithfully and that deck/js/shared/protocol.js (bundled
 by the same esbuild the build uses, then run in node) exposes exactly the same
 names, values and markup. That run_cell speaks only the contract's words is
 checked in test_cellrun.py.
@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 
 from deckjs import run_with_module
-from dpdeck import protocol
+from dpdeck.classroom import protocol
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROTOCOL_JS = ROOT / "deck" / "js" / "shared" / "protocol.js"
 
-CONTRACT = json.loads(resources.files("dpdeck").joinpath("protocol.json").read_text(encoding="utf-8"))
+CONTRACT = json.loads(resources.files("dpdeck.classroom").joinpath("protocol.json").read_text(encoding="utf-8"))
 
 # Bundles protocol.js with esbuild (as the build does), runs it, and prints its
 # exports as JSON together with what its functions answer for the samples.
@@ -101,18 +101,6 @@ def test_markup_helpers():
     assert protocol.OUTPUT_AREA_CLASS == "cell-output"
 
 
-def test_a_figure_carries_the_description_its_function_gives_it():
-    class Drawing:  # anything a figure function returns
-        pass
-
-    drawing = Drawing()
-    assert protocol.figure_description(drawing) is None
-    assert protocol.describe_figure(drawing, "  Densidades\nde Laplace  ") is drawing
-    assert protocol.figure_description(drawing) == "Densidades de Laplace"
-    with pytest.raises(ValueError, match="vacía"):
-        protocol.describe_figure(drawing, "  ")
-
-
 def test_the_contract_cannot_be_changed_from_python():
     with pytest.raises(TypeError):
         protocol.OUTPUT_MARKUP["value"]["class"] = "otra"  # type: ignore[index]
@@ -158,11 +146,12 @@ def test_every_value_of_the_contract_file_reaches_the_page(page_side):
 
 
 def test_a_package_without_its_contract_file_says_which_file_is_missing(tmp_path):
-    package = tmp_path / "dpdeck"
-    package.mkdir()
-    (package / "__init__.py").write_text("", encoding="utf-8")
+    package = tmp_path / "dpdeck" / "classroom"
+    package.mkdir(parents=True)
+    for folder in (package.parent, package):
+        (folder / "__init__.py").write_text("", encoding="utf-8")
     shutil.copyfile(protocol.__file__, package / "protocol.py")
-    result = subprocess.run([sys.executable, "-c", "import dpdeck.protocol"], cwd=tmp_path,
+    result = subprocess.run([sys.executable, "-c", "import dpdeck.classroom.protocol"], cwd=tmp_path,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
     assert "ImportError: el paquete dpdeck está incompleto: le falta protocol.json" in result.stderr, result.stderr

@@ -1,4 +1,4 @@
-"""dpdeck.lab_federated: chapter 6 in the lab, with dpdeck.lab's contract.
+"""dpdeck.lab.federated: chapter 6 in the lab, with dpdeck.lab's contract.
 
 The facts themselves are broken one by one in test_lab.py (``SABOTAGES``); here,
 the chapter's shape: its parts, its reproducibility, the experiments it shares
@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpdeck import experiments, lab, lab_federated
+from dpdeck import experiments, lab
+from dpdeck.lab import federated as lab_federated
 from dpdeck.data import load_census
 
 

@@ -21,6 +21,7 @@ import pytest
 
 from dpdeck import accounting, experiments, lab, learning, mechanisms, queries
 from dpdeck import federated as fed
+from dpdeck.federated import averaging, leakage, private_training, secure_aggregation
 from dpdeck.data import load_census
 
 DELTA = 1e-5
@@ -475,7 +476,7 @@ def noise_ignores_the_number_of_steps(monkeypatch):
                             sensitivity=clip_norm, epsilon=min(epsilon, 0.99), delta=delta))
 
 
-# Chapter 6 (dpdeck.lab_federated): one broken piece per fact, in the order of its evidence.
+# Chapter 6 (dpdeck.lab.federated): one broken piece per fact, in the order of its evidence.
 
 
 def unweighted_average(monkeypatch):
@@ -483,29 +484,31 @@ def unweighted_average(monkeypatch):
     def average(updates, sizes, run_starts):
         counts = np.diff(np.append(run_starts, len(sizes)))
         return np.add.reduceat(updates, run_starts, axis=0) / counts[:, None]
-    monkeypatch.setattr(fed, "_average_by_run", average)
+    monkeypatch.setattr(averaging, "_average_by_run", average)
 
 
 def hospitals_at_random(monkeypatch):
     # «One hospital per education level» that is in fact a random (IID) split.
-    monkeypatch.setattr(fed, "split_by_group",
-                        lambda groups: fed.split_iid(len(groups), clients=16, rng=np.random.default_rng(0)))
+    def random_split(groups):
+        return fed.split_iid(len(groups), clients=16, rng=np.random.default_rng(0))
+    for module in (averaging, private_training):   # where the chapter's experiments split by group
+        monkeypatch.setattr(module, "split_by_group", random_split)
 
 
 def local_epochs_ignored(monkeypatch):
-    original = fed._local_descent
-    monkeypatch.setattr(fed, "_local_descent", lambda thetas, X, y, sizes, *, local_epochs, learning_rate: original(
+    original = averaging._local_descent
+    monkeypatch.setattr(averaging, "_local_descent", lambda thetas, X, y, sizes, *, local_epochs, learning_rate: original(
         thetas, X, y, sizes, local_epochs=1, learning_rate=learning_rate))
 
 
 def reconstruction_by_norm(monkeypatch):
-    monkeypatch.setattr(fed, "reconstruct_features", lambda update: update / np.linalg.norm(update, axis=-1,
+    monkeypatch.setattr(leakage, "reconstruct_features", lambda update: update / np.linalg.norm(update, axis=-1,
                                                                                              keepdims=True))
 
 
 def device_sends_its_first_person(monkeypatch):
     # Each device's update is its first row's gradient (times the batch size): the batch hides nobody.
-    monkeypatch.setattr(fed, "_sum_by_client", lambda rows, sizes, starts: rows[..., starts, :] * sizes[:, None])
+    monkeypatch.setattr(averaging, "_sum_by_client", lambda rows, sizes, starts: rows[..., starts, :] * sizes[:, None])
 
 
 def no_gaussian_noise(monkeypatch):
@@ -519,15 +522,15 @@ def masks_that_add(monkeypatch):
             if other != client:
                 total = total + fed.expand_mask(setup["seeds"][(min(client, other), max(client, other))], size=size)
         return np.mod(total, fed.MASK_MODULUS)
-    monkeypatch.setattr(fed, "_pair_masks", add_all)
+    monkeypatch.setattr(secure_aggregation, "_pair_masks", add_all)
 
 
 def masks_of_zeros(monkeypatch):
-    monkeypatch.setattr(fed, "expand_mask", lambda seed, *, size: np.zeros(size, dtype=np.int64))
+    monkeypatch.setattr(secure_aggregation, "expand_mask", lambda seed, *, size: np.zeros(size, dtype=np.int64))
 
 
 def secret_from_one_share(monkeypatch):
-    monkeypatch.setattr(fed, "reconstruct_secret", lambda parts: int(parts[0][1]))
+    monkeypatch.setattr(secure_aggregation, "reconstruct_secret", lambda parts: int(parts[0][1]))
 
 
 def exact_number_of_clients(monkeypatch):
@@ -537,7 +540,7 @@ def exact_number_of_clients(monkeypatch):
     def calibrate(clients, dimension, **kw):
         estimated, sigma, step = original(clients, dimension, **kw)
         return np.full_like(np.asarray(estimated, dtype=float), float(clients)), sigma, step
-    monkeypatch.setattr(fed, "calibrate_rounds", calibrate)
+    monkeypatch.setattr(private_training, "calibrate_rounds", calibrate)
 
 
 def private_models_without_privacy(monkeypatch):

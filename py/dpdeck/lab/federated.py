@@ -8,7 +8,7 @@ segura y DP sobre el agregado), cada una con su propio generador derivado de
 (``dpdeck.experiments``), con el generador del laboratorio.
 
 Cada hecho es una medición que una implementación equivocada haría falsa
-(tests/py/test_lab.py rompe la implementación y ve caer cada uno); sus textos
+(tests/py/lab/test_lab.py rompe la implementación y ve caer cada uno); sus textos
 siguen la regla de números del mazo (``dpdeck.numbers``).
 """
 
@@ -18,10 +18,10 @@ import math
 
 import numpy as np
 
-from . import accounting, experiments, learning
-from ._checks import check_rng
-from .data import KAREN_NAME
-from .federated import (
+from .. import accounting, experiments, learning
+from .._checks import check_rng
+from ..data import KAREN_NAME
+from ..federated import (
     DEFAULT_UPDATE_CLIP,
     EDUCATION_COLUMN,
     MASK_MODULUS,
@@ -42,7 +42,7 @@ from .federated import (
     train_federated,
     train_federated_privately,
 )
-from .numbers import format_number
+from ..numbers import format_number
 
 __all__ = ["STEP", "LAB_LIMITATIONS", "run_lab_chapter"]
 

@@ -1,11 +1,12 @@
-"""Tests of dpdeck.bench: the benchmark covers every lab step and every figure (times are never asserted)."""
+"""Tests of dpdeck.classroom.bench: the benchmark covers every lab step and every figure (times are never asserted)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-from dpdeck import bench, figures, figures_federated, lab
+from dpdeck import figures, figures_federated, lab
+from dpdeck.classroom import bench
 
 
 def test_lab_timings_cover_every_step_and_the_total():
@@ -37,7 +38,7 @@ def test_table_marks_unmeasured_rows():
 
 
 def test_command_line_prints_a_table():
-    completed = subprocess.run([sys.executable, "-m", "dpdeck.bench", "--repeats", "1", "--no-figures"],
+    completed = subprocess.run([sys.executable, "-m", "dpdeck.classroom.bench", "--repeats", "1", "--no-figures"],
                                capture_output=True, text=True, encoding="utf-8")
     assert completed.returncode == 0, completed.stderr
     assert "run_lab (total)" in completed.stdout and "load_census() (con caché)" in completed.stdout

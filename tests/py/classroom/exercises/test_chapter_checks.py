@@ -1,25 +1,23 @@
-"""Tests of dpdeck.exercises: every check accepts right answers and rejects the typical wrong ones.
+"""Tests of the chapters' checks (dpdeck.classroom.exercises): each accepts right answers and rejects the typical wrong ones.
 
 A check that accepts a wrong answer is a failed test. Each exercise has its
 right implementations (written differently: by hand, vectorised, through
 dpdeck) and the mistakes students make, each with the words the verdict must
 say about it. Statistical checks are also run with other seeds: a correct
-answer must pass them all (the tolerance is five standard errors).
+answer must pass them all (the tolerance is five standard errors of
+dpdeck.classroom.exercises.toolkit).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from dpdeck import exercises, lab, mechanisms
-from dpdeck.exercises import CHECKS, Verdict, check, export_lab, run_check
+from dpdeck import mechanisms
+from dpdeck.classroom.exercises import CHECKS, Verdict, check, toolkit
 
 
 def failing_texts(verdict: Verdict) -> str:
@@ -124,7 +122,7 @@ def test_laplace_needs_the_function():
 @pytest.mark.parametrize("seed", range(12))
 def test_a_right_answer_passes_every_statistical_check_whatever_the_seed(monkeypatch, seed):
     # Five standard errors: a right answer fails with probability < 10⁻⁶ per measure.
-    monkeypatch.setattr(exercises, "SEED", 1000 + 97 * seed)
+    monkeypatch.setattr(toolkit, "SEED", 1000 + 97 * seed)
     assert check("laplace-escala", {"mecanismo_laplace": laplace_right}).passed
     assert check("presupuesto", {"publicar": budget_right}).passed
     assert check("suma-recortada", {"suma_privada": clipped_sum_right}).passed
@@ -557,128 +555,6 @@ def test_masks_reject_the_typical_mistakes(function, says):
     assert says in failing_texts(verdict)
 
 
-# ------------------------------------------------------------- el reto --
-
-GOOD_EXTENSION = {
-    "assumption": "El ruido de Laplace esconde a Karen en el ataque diferencial.",
-    "measurement": "La desviación estándar de la resta de las dos consultas fue {std}.",
-    "conclusion": "Con ε = 0,5 por consulta, una señal de una persona queda bajo varias unidades de ruido.",
-    "limitation": "Solo probé una semilla y un ε; con ε grande el ataque vuelve a funcionar.",
-}
-
-
-@pytest.fixture(scope="module")
-def lab_zero():
-    return lab.run_lab(0)
-
-
-def cited_extension(lab_zero) -> dict:
-    std = lab_zero["results"]["differencing_attack"]["noisy_difference_std"]
-    from dpdeck.numbers import format_number
-    return {**GOOD_EXTENSION, "measurement": GOOD_EXTENSION["measurement"].format(std=format_number(std, 2))}
-
-
-def test_the_challenge_accepts_an_extension_that_cites_the_lab(lab_zero):
-    verdict = check("reto-laboratorio", {"student_extension": cited_extension(lab_zero), "semilla": 0})
-    assert verdict.passed, verdict
-
-
-@pytest.mark.parametrize("change, says", [
-    ({"measurement": "Medí la resta y el ruido la tapa."}, "citar un número que midió el laboratorio"),
-    ({"measurement": "Con ε = 0,5 y 5000 personas, la resta no revela a Karen."}, "citar un número"),
-    ({"conclusion": ""}, "Conclusión: falta"),
-    ({"assumption": "Laplace"}, "Supuesto: demasiado corto"),
-    ({"limitation": lab.LIMITATIONS[3]}, "ya está en la lista `limitations`"),
-    ({"extra": "algo más que no es del reto"}, "Clave desconocida"),
-])
-def test_the_challenge_rejects_what_the_criterion_rejects(lab_zero, change, says):
-    extension = {**cited_extension(lab_zero), **change}
-    verdict = check("reto-laboratorio", {"student_extension": extension, "semilla": 0})
-    assert not verdict.passed
-    assert says in failing_texts(verdict)
-
-
-def test_a_number_the_lab_printed_with_another_seed_is_not_a_citation(lab_zero):
-    verdict = check("reto-laboratorio", {"student_extension": cited_extension(lab_zero), "semilla": 3})
-    assert lab.run_lab(3)["results"]["differencing_attack"]["noisy_difference_std"] != \
-        lab_zero["results"]["differencing_attack"]["noisy_difference_std"]
-    assert not verdict.passed and "semilla 3" in failing_texts(verdict)
-
-
-def test_the_challenge_cites_percentages_and_grouped_thousands():
-    cited = exercises._cited_numbers("acierta 62,2 % y 79 433 personas, 4,02 y 1221")
-    assert cited == [(62.2, 1, True, 3), (79433.0, 0, False, 5), (4.02, 2, False, 3), (1221.0, 0, False, 4)]
-    assert exercises._cites_the_lab("sube al 91,1 %", ([0.911], set())) == (91.1, 1, True)
-    assert exercises._cites_the_lab("ε = 0,5 y 10 consultas", ([0.5, 10.0], set())) is None
-    # A number as a fact writes it counts too: «12,5 %» of the trios, «e^ε ≈ 1,65».
-    assert exercises._cites_the_lab("en un 12,5 % de los tríos", ([0.126271], {(12.5, True)})) == (12.5, 1, True)
-    assert exercises._cites_the_lab("en un 12,5 de los tríos", ([0.126271], {(12.5, True)})) is None
-
-
-def test_export_is_the_command_lines_json_plus_the_extension(lab_zero, tmp_path):
-    extension = cited_extension(lab_zero)
-    exported = export_lab(seed=0, extension=extension)
-    assert exported["verdict"]["passed"] and exported["filename"] == "laboratorio-semilla-0.json"
-    path = tmp_path / "extension.json"
-    path.write_text(json.dumps(extension, ensure_ascii=False), encoding="utf-8")
-    command = [sys.executable, "-m", "dpdeck.lab", "--seed", "0", "--extension", str(path)]
-    printed = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    assert exported["json"] == printed
-    data = json.loads(printed)
-    assert data["student_extension"] == {key: value.strip() for key, value in extension.items()}
-    assert {key: value for key, value in data.items() if key != "student_extension"} == lab_zero
-
-
-def test_export_without_a_valid_extension_gives_no_json():
-    exported = export_lab(seed=0, extension={"assumption": "algo", "measurement": ""})
-    assert exported["json"] is None and not exported["verdict"]["passed"]
-    assert "Medición: falta" in " ".join(f["text"] for f in exported["verdict"]["findings"])
-
-
-# --------------------------------------------------------- run_check --
-
-
-def test_run_check_runs_the_cell_and_checks_what_it_defined():
-    source = ("def mecanismo_laplace(valor, *, sensibilidad, epsilon, rng):\n"
-              "    return valor + rng.laplace(0.0, sensibilidad / epsilon)\n"
-              "print('definida')\n")
-    result = run_check(source, check="laplace-escala", cell_id="ej")
-    assert result["status"] == "done"
-    assert result["outputs"] == [{"type": "stream", "name": "stdout", "text": "definida\n"}]
-    assert result["verdict"]["passed"] is True and result["verdict"]["exercise"] == "laplace-escala"
-    assert all(set(finding) == {"ok", "text"} for finding in result["verdict"]["findings"])
-
-
-def test_run_check_hides_what_the_checked_function_prints():
-    source = ("def mecanismo_laplace(valor, *, sensibilidad, epsilon, rng):\n"
-              "    print('llamada')\n"
-              "    return valor + rng.laplace(0.0, sensibilidad / epsilon)\n")
-    result = run_check(source, check="laplace-escala")
-    assert result["outputs"] == [] and result["verdict"]["passed"]
-
-
-def test_run_check_of_a_cell_that_raises_has_no_verdict():
-    result = run_check("1 / 0", check="laplace-escala")
-    assert result["status"] == "error" and result["verdict"] is None
-    assert result["outputs"][-1]["type"] == "error"
-
-
-def test_run_check_undoes_what_the_checked_code_changes_in_shared_modules():
-    source = ("import numpy as np\n"
-              "def mecanismo_laplace(valor, *, sensibilidad, epsilon, rng):\n"
-              "    np.pi = 3\n"
-              "    return valor + rng.laplace(0.0, sensibilidad / epsilon)\n")
-    assert run_check(source, check="laplace-escala")["verdict"]["passed"]
-    assert np.pi == math.pi
-
-
-def test_an_unknown_exercise_is_named():
-    with pytest.raises(ValueError, match="no hay un ejercicio «nada»"):
-        check("nada", {})
-    with pytest.raises(ValueError, match="no hay un ejercicio «nada»"):
-        run_check("pass", check="nada")
-
-
 def test_verdicts_read_in_spanish_with_their_marks():
     verdict = check("laplace-escala", {"mecanismo_laplace": laplace_inverse_scale})
     text = str(verdict)
@@ -713,4 +589,3 @@ def test_verdicts_write_numbers_in_the_decks_format():
     assert re.findall(r"\d\.\d", texts) == []
     assert re.findall(r"(?<![\d,])\d{5,}", texts) == []
     assert re.findall(r"\d ?%", texts) == [] and "\u00a0%" in texts
-    assert "2 000 000 000" in texts and "10⁻⁵" in texts

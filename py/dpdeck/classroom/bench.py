@@ -1,4 +1,4 @@
-"""Tiempos nativos de cada cálculo del laboratorio y de cada figura: ``python -m dpdeck.bench``.
+"""Tiempos nativos de cada cálculo del laboratorio y de cada figura: ``python -m dpdeck.classroom.bench``.
 
 Imprime una tabla con la mediana (y el mínimo) de varias corridas de:
 
@@ -7,7 +7,7 @@ Imprime una tabla con la mediana (y el mínimo) de varias corridas de:
 * cada experimento de la clase (``dpdeck.experiments.EXPERIMENTS``) con los
   parámetros y la semilla de su diapositiva: el cálculo solo, y el cálculo con
   su figura ``plot_*`` de ``dpdeck.figures`` o ``dpdeck.figures_federated``
-  y su PNG (como la guarda ``dpdeck.cellrun``). Una ``plot_*`` sin
+  y su PNG (como la guarda ``dpdeck.classroom.cellrun``). Una ``plot_*`` sin
   experimento se lista con una nota.
 
 Las afirmaciones de velocidad se miden aquí, nunca con límites de tiempo en
@@ -27,9 +27,9 @@ from importlib import metadata
 
 import numpy as np
 
-from ._checks import check_positive_int
+from .._checks import check_positive_int
+from ..numbers import format_number
 from .cellrun import FIGURE_DPI
-from .numbers import format_number
 
 __all__ = [
     "time_call",
@@ -62,7 +62,7 @@ def _row(group: str, name: str, timing: dict | None, note: str = "") -> dict:
 
 def collect_data_timings(*, repeats: int = 5) -> list:
     """Leer el CSV sin caché, ``load_census()`` con caché y regenerar el censo."""
-    from . import data
+    from .. import data
 
     path = data.find_census_csv()
     data.load_census()  # llena la caché para medir la llamada cacheada
@@ -76,8 +76,8 @@ def collect_data_timings(*, repeats: int = 5) -> list:
 
 def collect_lab_timings(*, repeats: int = 5, seed: int = 0) -> list:
     """Cada paso de ``lab.STEPS`` con su generador, y ``run_lab(seed)`` completo."""
-    from . import lab
-    from .data import load_census
+    from .. import lab
+    from ..data import load_census
 
     census = load_census()
     streams = np.random.SeedSequence(seed).spawn(len(lab.STEPS))
@@ -99,12 +99,12 @@ def discover_figures() -> list:
     """
     import importlib
 
-    from . import experiments
+    from .. import experiments
 
     by_plot = {experiment.plot: name for name, experiment in experiments.EXPERIMENTS.items()}
     names = []
     for module_name in experiments.FIGURE_MODULES:
-        module = importlib.import_module(f"{__package__}.{module_name}")
+        module = importlib.import_module(f"dpdeck.{module_name}")
         names += [name for name in dir(module) if name.startswith("plot_") and callable(getattr(module, name))]
     return [(name, (lambda experiment=by_plot[name]: experiments.draw_experiment(experiment))
              if name in by_plot else None) for name in sorted(names)]
@@ -112,7 +112,7 @@ def discover_figures() -> list:
 
 def collect_experiment_timings(*, repeats: int = 3) -> list:
     """Cada experimento de la clase, sin dibujar: lo que calcula su celda."""
-    from . import experiments
+    from .. import experiments
 
     return [_row("experimentos", name, time_call(lambda name=name: experiments.run_experiment(name),
                                                   repeats=repeats))
@@ -182,8 +182,8 @@ def _describe_machine() -> str:
 
 
 def main(argv=None) -> int:
-    """``python -m dpdeck.bench [--repeats N] [--no-figures]``: imprime la tabla de tiempos."""
-    parser = argparse.ArgumentParser(prog="python -m dpdeck.bench", description=main.__doc__)
+    """``python -m dpdeck.classroom.bench [--repeats N] [--no-figures]``: imprime la tabla de tiempos."""
+    parser = argparse.ArgumentParser(prog="python -m dpdeck.classroom.bench", description=main.__doc__)
     parser.add_argument("--repeats", type=int, default=5, help="corridas por medición (mediana); 5 por defecto")
     parser.add_argument("--no-figures", action="store_true", help="no mide las figuras (no importa matplotlib)")
     args = parser.parse_args(argv)

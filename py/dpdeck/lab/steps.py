@@ -1,218 +1,21 @@
-"""Laboratorio reproducible de la clase: cada número de la clase, recalculado con una semilla.
+"""Los pasos del laboratorio de los capítulos 1 a 5, cada uno con los números de su diapositiva.
 
-``run_lab(seed)`` recorre los seis capítulos y devuelve un diccionario con el
-contrato del laboratorio:
-
-* ``kind``: ``"privacidad-diferencial"``;
-* ``seed``: la semilla recibida;
-* ``inputs``: las decisiones observables (censo, δ, hiperparámetros);
-* ``results``: los números con nombre de cada capítulo (ataque diferencial,
-  ejemplo del hospital, factor del gaussiano, las tres contabilidades, cruce
-  Laplace–Gauss, pendiente 1/√k, histograma, codo del recorte, promedio
-  privado, descenso de gradiente privado…) y, en ``federated``, los del
-  capítulo 6 (``dpdeck.lab_federated``);
-* ``evidence``: hechos que un lector puede verificar, cada uno con sus
-  números y si se cumplen (``holds``). Cada hecho es una medición (sobre
-  muestras del mecanismo, sobre el libro de cuentas, contra una fórmula
-  exacta) que una implementación equivocada haría falsa: nunca repite una
-  entrada;
-* ``limitations``: lo que este laboratorio no es.
-
-Misma semilla, mismo JSON byte a byte::
-
-    python -m dpdeck.lab --seed 0
-
-Cada paso recibe su propio generador, derivado de la semilla con
-``numpy.random.SeedSequence.spawn``: cambiar un paso no mueve el azar de los
-demás.
-
-El reto de la clase extiende el resultado con una clave ``student_extension``:
-el supuesto que se prueba, una medición o comprobación, la conclusión y una
-limitación (``EXTENSION_FIELDS``), cada una un texto no vacío::
-
-    python -m dpdeck.lab --seed 0 --extension extension.json
-
-``extension.json`` guarda ese objeto de cuatro claves (o un laboratorio ya
-exportado que lo tenga en ``student_extension``, como el que exporta el mazo).
-La extensión se valida (``check_student_extension``) y se agrega tal cual: no
-cambia ningún otro número del laboratorio.
+Cada paso recibe el censo y su propio generador y devuelve (resultados, lista
+de hechos); ``dpdeck.lab.STEPS`` los ordena y ``dpdeck.lab.federated`` agrega
+el del capítulo 6.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import math
-import numbers
-import sys
 
 import numpy as np
 
-from . import accounting, experiments, lab_federated, learning, mechanisms, queries
-from ._checks import describe
-from .data import CENSUS_SEED, EDUCATION_LEVELS, KAREN_NAME, MAX_AGE, find_census_csv, load_census
-from .numbers import format_number, format_percent
-
-__all__ = [
-    "KIND",
-    "DELTA",
-    "LIMITATIONS",
-    "STEPS",
-    "EXTENSION_KEY",
-    "EXTENSION_FIELDS",
-    "check_seed",
-    "check_student_extension",
-    "read_extension_file",
-    "run_lab",
-    "format_lab",
-    "main",
-]
-
-KIND = "privacidad-diferencial"
-DELTA = 1e-5
-SIGNIFICANT_DIGITS = 6
-# A real smaller than this is floating-point rounding (the difference between two computations
-# of the same model, the spread of equal accuracies): its last bits depend on the machine's order
-# of summation (native numpy and Pyodide's differ), so it is published as 0 and the same seed
-# gives the same JSON byte for byte everywhere.
-ROUNDING_NOISE = 1e-12
-
-LIMITATIONS = [
-    "Ruido en punto flotante: muestrear Laplace con números de punto flotante deja huecos en las "
-    "salidas posibles que un atacante puede explotar (Mironov 2012, 'On Significance of the Least "
-    "Significant Bits for Differential Privacy'); una implementación real usa snapping o muestreo "
-    "discreto exacto.",
-    "El mecanismo gaussiano clásico (Dwork y Roth 2014, Teorema A.1) solo vale para ε < 1; por eso "
-    "el descenso privado exige ε/T < 1 y el laboratorio no usa el gaussiano analítico para calibrar "
-    "(solo para medir el ε exacto de una composición).",
-    "Privacidad por registro, no por usuario: cada fila es una persona distinta; si una persona "
-    "aportara varias filas, la sensibilidad y toda la contabilidad cambiarían.",
-    "Datos sintéticos: el censo imita la estructura del conjunto de datos Adult pero nadie en él "
-    "existe; las exactitudes y los codos dependen de cómo se generó.",
-    "Código de enseñanza, no de producción: descenso de gradiente de lote completo con composición "
-    "secuencial (no DP-SGD con muestreo de Poisson ni contabilidad de Rényi en el entrenamiento), "
-    "con el tamaño n estimado en privado con el 5 % del presupuesto, y sin auditoría de seguridad.",
-    "Los hiperparámetros del descenso privado (T = 10 iteraciones, C = 1, el paso máximo 4, el radio "
-    "de ruido 0,2, el 5 % del presupuesto para n) y las constantes de las variables se fijaron "
-    "probando sobre este mismo censo: esa elección miró los datos sin ruido y no está en la cuenta. "
-    "Un análisis real los fija antes de ver los datos o paga su búsqueda con presupuesto.",
-    "Los números 'ideales' (codo del recorte, modelo sin privacidad, ε exacto) miran los datos sin "
-    "ruido o el mecanismo por dentro: sirven para comparar, no son publicables.",
-    "Las tasas medidas (errores, exactitudes, razones de probabilidad) son estimaciones con la "
-    "semilla dada, con tolerancias de varios errores estándar: otra semilla da valores cercanos, no "
-    "idénticos.",
-]
-
-
-# La clave del reto en el resultado, y sus cuatro campos: clave → (rótulo, qué se escribe).
-EXTENSION_KEY = "student_extension"
-EXTENSION_FIELDS = {
-    "assumption": ("Supuesto", "la afirmación sobre el laboratorio que vas a poner a prueba"),
-    "measurement": ("Medición", "qué mediste o comprobaste, con los números que imprimió el laboratorio"),
-    "conclusion": ("Conclusión", "lo que esa medición permite decir, sin ir más allá de los datos"),
-    "limitation": ("Limitación", "un riesgo, un caso límite o una condición en que la conclusión no vale"),
-}
-# Un campo más largo que esto no es una respuesta, es un archivo pegado por error.
-MAX_EXTENSION_CHARS = 4000
-
-
-# ------------------------------------------------------------ utilidades --
-
-
-def check_seed(seed) -> int:
-    """Exige una semilla entera ≥ 0 (acepta 3 o 3.0, no True ni −1)."""
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Real):
-        raise ValueError(f"seed debe ser un entero mayor o igual que 0; se recibió {describe(seed)}")
-    value = float(seed)
-    if not (math.isfinite(value) and value.is_integer() and value >= 0):
-        raise ValueError(f"seed debe ser un entero mayor o igual que 0; se recibió {describe(seed)}")
-    return int(value)
-
-
-def check_student_extension(extension) -> dict:
-    """Exige la extensión del reto: un diccionario con las cuatro claves de ``EXTENSION_FIELDS``.
-
-    Cada valor es un texto no vacío (sin contar los espacios) de a lo sumo
-    ``MAX_EXTENSION_CHARS`` caracteres; una clave que falta, sobra o está vacía
-    se nombra en el ``ValueError``. Devuelve una copia con los textos sin los
-    espacios de los extremos, en el orden de ``EXTENSION_FIELDS``.
-    """
-    if not isinstance(extension, dict):
-        raise ValueError(f"{EXTENSION_KEY} debe ser un objeto con las claves "
-                         f"{', '.join(EXTENSION_FIELDS)}; se recibió {describe(extension)}")
-    missing = [key for key in EXTENSION_FIELDS if key not in extension]
-    extra = sorted(str(key) for key in extension if key not in EXTENSION_FIELDS)
-    if missing:
-        raise ValueError(f"a {EXTENSION_KEY} le falta la clave «{missing[0]}» "
-                         f"({EXTENSION_FIELDS[missing[0]][0].lower()}); se esperan {', '.join(EXTENSION_FIELDS)}")
-    if extra:
-        raise ValueError(f"{EXTENSION_KEY} tiene una clave desconocida «{extra[0]}»; "
-                         f"se esperan {', '.join(EXTENSION_FIELDS)}")
-    checked = {}
-    for key, (label, _) in EXTENSION_FIELDS.items():
-        value = extension[key]
-        if not isinstance(value, str):
-            raise ValueError(f"{EXTENSION_KEY}.{key} ({label.lower()}) debe ser un texto; "
-                             f"se recibió {describe(value)}")
-        text = value.strip()
-        if not text:
-            raise ValueError(f"{EXTENSION_KEY}.{key} ({label.lower()}) está vacío")
-        if len(text) > MAX_EXTENSION_CHARS:
-            raise ValueError(f"{EXTENSION_KEY}.{key} ({label.lower()}) tiene {len(text)} caracteres; "
-                             f"el máximo es {MAX_EXTENSION_CHARS}")
-        checked[key] = text
-    return checked
-
-
-def read_extension_file(path) -> dict:
-    """La extensión guardada en un archivo JSON, validada.
-
-    El archivo tiene el objeto de cuatro claves, o un laboratorio exportado que
-    lo lleva en ``student_extension``. Lanza ``ValueError`` (en español, con el
-    nombre del archivo) si no se puede leer o no es válido.
-    """
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as error:
-        raise ValueError(f"no se pudo leer {path}: {error.strerror or error}") from error
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path} no es JSON válido (línea {error.lineno}): {error.msg}") from error
-    if isinstance(data, dict) and EXTENSION_KEY in data:
-        data = data[EXTENSION_KEY]
-    try:
-        return check_student_extension(data)
-    except ValueError as error:
-        raise ValueError(f"{path}: {error}") from error
-
-
-def _plain(value):
-    """Convierte a tipos de JSON y redondea los reales a 6 cifras significativas (por debajo de 10⁻¹², 0)."""
-    if isinstance(value, dict):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if isinstance(value, np.ndarray):
-        return [_plain(item) for item in value.tolist()]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        number = float(value)
-        if not math.isfinite(number):
-            return None
-        if abs(number) < ROUNDING_NOISE:
-            return 0.0
-        return float(f"{number:.{SIGNIFICANT_DIGITS}g}")
-    if isinstance(value, str) or value is None:
-        return value
-    raise TypeError(f"valor no serializable en el laboratorio: {describe(value)}")
-
-
-def _fact(result: str, fact: str, holds: bool, **values) -> dict:
-    return {"result": result, "fact": fact, "holds": bool(holds), "values": values}
+from .. import accounting, experiments, learning, mechanisms, queries
+from ..data import CENSUS_SEED, EDUCATION_LEVELS, KAREN_NAME, MAX_AGE, find_census_csv
+from ..numbers import format_number, format_percent
+from .contract import DELTA, _fact
 
 
 def _standard_error_of_std(samples: np.ndarray, kurtosis: float) -> float:
@@ -238,7 +41,7 @@ def _laplace_privacy_loss(outputs, *, here, there, scale) -> np.ndarray:
 # Cada paso recibe el censo y su propio generador y devuelve
 # (resultados, lista de hechos). El orden y los nombres forman el contrato.
 # Cada hecho es una medición que una implementación equivocada haría falsa;
-# tests/py/test_lab.py rompe la implementación y ve caer cada uno.
+# tests/py/lab/test_lab.py rompe la implementación y ve caer cada uno.
 
 
 def describe_census(census, rng):
@@ -764,94 +567,3 @@ def train_private_models(census, rng, *, repeats=10):
               accuracy_t100=float(by_t["mean"][-1])),
     ]
     return results, evidence
-
-
-STEPS = (
-    ("census", describe_census),
-    ("differencing_attack", measure_differencing_attack),
-    ("hospital", work_hospital_example),
-    ("averaging", measure_averaging),
-    ("histogram", measure_histogram),
-    ("clipping", find_clipping_elbow),
-    ("private_bound", choose_bound_privately),
-    ("mean", compute_private_mean),
-    ("local_sensitivity", measure_local_sensitivity),
-    ("gaussian", compute_gaussian_price),
-    ("delta_rule", check_delta_rule),
-    ("vector", find_vector_crossing),
-    ("composition", compare_accountants),
-    ("learning", train_private_models),
-    (lab_federated.STEP, lab_federated.run_lab_chapter),
-)
-"""Los pasos del laboratorio, en el orden de la clase: (nombre, función(censo, rng))."""
-
-
-def run_lab(seed=0, *, extension=None) -> dict:
-    """Corre todo el laboratorio con ``seed`` y devuelve el contrato como diccionario.
-
-    Claves: ``kind``, ``seed``, ``inputs``, ``results`` (un diccionario por
-    paso de ``STEPS``), ``evidence`` (lista de hechos con ``result``,
-    ``fact``, ``holds`` y ``values``) y ``limitations``. Solo contiene tipos de
-    JSON, con los reales redondeados a 6 cifras significativas: la misma
-    semilla da el mismo JSON byte a byte (``format_lab``).
-
-    Con ``extension`` (el reto de la clase), agrega ``student_extension``,
-    validada por ``check_student_extension`` antes de correr nada; el resto
-    del resultado es el mismo que sin ella.
-    """
-    seed = check_seed(seed)
-    if extension is not None:
-        extension = check_student_extension(extension)
-    census = load_census()
-    streams = np.random.SeedSequence(seed).spawn(len(STEPS))
-    results = {}
-    evidence = []
-    for (name, step), stream in zip(STEPS, streams):
-        step_results, step_evidence = step(census, np.random.default_rng(stream))
-        results[name] = step_results
-        evidence.extend(step_evidence)
-    inputs = {
-        "census": "dpdeck.data.load_census()",
-        "people": len(census),
-        "delta": DELTA,
-        "rng": "numpy.random.SeedSequence(seed).spawn(pasos)",
-        "steps": [name for name, _ in STEPS],
-    }
-    result = _plain({
-        "kind": KIND,
-        "seed": seed,
-        "inputs": inputs,
-        "results": results,
-        "evidence": evidence,
-        "limitations": LIMITATIONS + lab_federated.LAB_LIMITATIONS,
-    })
-    if extension is not None:
-        result[EXTENSION_KEY] = extension
-    return result
-
-
-def format_lab(result: dict) -> str:
-    """El resultado como JSON estable: claves ordenadas, UTF-8 legible, sangría 2."""
-    return json.dumps(result, sort_keys=True, ensure_ascii=False, indent=2)
-
-
-def main(argv=None) -> int:
-    """``python -m dpdeck.lab --seed N [--extension ARCHIVO]``: imprime el JSON del laboratorio."""
-    parser = argparse.ArgumentParser(prog="python -m dpdeck.lab", description=main.__doc__)
-    parser.add_argument("--seed", type=int, default=0, help="semilla (entero ≥ 0; por defecto 0)")
-    parser.add_argument("--extension", metavar="ARCHIVO",
-                        help="JSON con la extensión del reto (claves: " + ", ".join(EXTENSION_FIELDS) +
-                             "), que se agrega como student_extension")
-    args = parser.parse_args(argv)
-    try:
-        extension = read_extension_file(args.extension) if args.extension else None
-        result = run_lab(args.seed, extension=extension)
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    sys.stdout.write(format_lab(result) + "\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

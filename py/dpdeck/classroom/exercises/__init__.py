@@ -1,0 +1,122 @@
+"""Los ejercicios de la clase: una comprobación por ejercicio, con veredicto en español.
+
+Cada ejercicio de las diapositivas es una celda con código de partida que el
+estudiante completa (``check=NOMBRE`` en la diapositiva). Al pulsar
+«Comprobar», la celda se ejecuta y la comprobación de ``CHECKS[NOMBRE]``
+recibe lo que la celda definió (su espacio de nombres) y devuelve un
+``Verdict``: una lista de hallazgos, cada uno bien o mal, con una frase en
+español que dice qué está bien, qué falta y, si reconoce el error típico
+(ε/Δ en vez de Δ/ε, una suma sin recortar, recortar la suma en lugar de cada
+persona…), cuál es.
+
+Las comprobaciones estadísticas llaman a la función del estudiante miles de
+veces con un generador de semilla fija (el veredicto es reproducible) y
+aceptan una medida si está a menos de ``Z_TOLERANCE`` errores estándar de la
+teórica: una implementación correcta falla con probabilidad menor que 10⁻⁶
+(aproximación normal), y cada error típico queda a más de 15 errores estándar.
+
+En el navegador, el *worker* llama a ``run_check(código, check=…)``, que
+ejecuta la celda con ``dpdeck.classroom.cellrun.run_cell`` y aplica la comprobación a su
+espacio de nombres. En un cuaderno Jupyter::
+
+    from dpdeck.exercises import check
+    check("laplace-escala", globals())
+
+Un módulo por capítulo (``laplace``, ``budget``, ``clipped_sum``,
+``gaussian``, ``per_person_clipping``, ``federated``) y uno para el reto
+(``lab_challenge``), todos sobre ``toolkit``: el veredicto, las semillas y las
+pruebas estadísticas comunes. Este paquete es el registro (``CHECKS``) y reúne
+los nombres públicos; los cuadernos lo importan como ``dpdeck.exercises``.
+
+El reto del laboratorio (``reto-laboratorio``) comprueba la extensión
+``student_extension`` contra un laboratorio corrido con la semilla elegida;
+``export_lab`` produce el JSON de ``python -m dpdeck.lab`` con la extensión.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from typing import Any, Callable, Mapping
+
+from ..cellrun import run_cell
+from ..protocol import MAX_FIGURES, MAX_OUTPUT_CHARS, RUN_STATUS
+from .budget import check_budget_split
+from .clipped_sum import check_clipped_sum
+from .federated import check_fedavg_average, check_pairwise_masks
+from .gaussian import check_gaussian_sigma
+from .lab_challenge import check_lab_extension, export_lab
+from .laplace import check_laplace_scale
+from .per_person_clipping import check_per_person_clipping
+from .toolkit import Z_TOLERANCE, Finding, Verdict
+
+__all__ = [
+    "Z_TOLERANCE",
+    "Finding",
+    "Verdict",
+    "CHECKS",
+    "check",
+    "run_check",
+    "export_lab",
+    "check_laplace_scale",
+    "check_budget_split",
+    "check_clipped_sum",
+    "check_gaussian_sigma",
+    "check_per_person_clipping",
+    "check_fedavg_average",
+    "check_pairwise_masks",
+    "check_lab_extension",
+]
+
+
+# ------------------------------------------------------------- el registro --
+
+CHECKS: Mapping[str, Callable[[Mapping], Verdict]] = {
+    "laplace-escala": check_laplace_scale,
+    "presupuesto": check_budget_split,
+    "suma-recortada": check_clipped_sum,
+    "sigma-gaussiano": check_gaussian_sigma,
+    "recorte-por-persona": check_per_person_clipping,
+    "promedio-fedavg": check_fedavg_average,
+    "mascaras-pares": check_pairwise_masks,
+    "reto-laboratorio": check_lab_extension,
+}
+"""Cada comprobación por su nombre: el que lleva `check=` en la celda del ejercicio."""
+
+
+def check(name: str, namespace: Mapping) -> Verdict:
+    """Comprueba el ejercicio ``name`` con lo que definió ``namespace`` (en un cuaderno: ``globals()``)."""
+    if name not in CHECKS:
+        raise ValueError(f"no hay un ejercicio «{name}»; los ejercicios son: {', '.join(CHECKS)}")
+    return CHECKS[name](namespace)
+
+
+def run_check(
+    source: str,
+    *,
+    check: str,
+    cell_id: str = "celda",
+    on_output: Callable[[dict], Any] | None = None,
+    max_output_chars: int = MAX_OUTPUT_CHARS,
+    max_figures: int = MAX_FIGURES,
+) -> dict:
+    """Ejecuta la celda de un ejercicio y comprueba lo que definió: lo que hace «Comprobar».
+
+    Devuelve el resultado de ``run_cell`` (``status``, ``outputs``) más
+    ``verdict`` (``Verdict.as_dict()``), o ``verdict: None`` si la celda no
+    terminó bien (su error ya está en ``outputs``). Lo que imprima la función
+    del estudiante mientras se comprueba no se muestra: son miles de llamadas.
+    """
+    if check not in CHECKS:
+        raise ValueError(f"no hay un ejercicio «{check}»; los ejercicios son: {', '.join(CHECKS)}")
+    holder: dict = {}
+
+    def on_namespace(namespace: dict) -> None:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            holder["verdict"] = CHECKS[check](namespace)
+
+    result = run_cell(source, cell_id=cell_id, on_output=on_output, max_output_chars=max_output_chars,
+                      max_figures=max_figures, on_namespace=on_namespace)
+    verdict = holder.get("verdict")
+    result["verdict"] = verdict.as_dict() if verdict is not None and result["status"] == RUN_STATUS.DONE else None
+    return result
