@@ -28,7 +28,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from deck_sources import all_cells, cell_blocks, native_output, slide_text
+from deck_sources import all_cells, cell_blocks, deck, native_output, slide_text
 from dpdeck import accounting, experiments, learning, mechanisms, queries
 from dpdeck.data import EDUCATION_LEVELS, KAREN_NAME, MAX_AGE, MIN_AGE, load_census
 
@@ -356,6 +356,14 @@ CELL_OUTPUTS = [
     ("ataque-karen", "¿Karen, ingreso alto? sí"),
     ("tamano-e-epsilon", f"  0,5       1,65     62,2{NBSP}%"),
     ("tamano-e-epsilon", f"    1       2,72     73,1{NBSP}%"),
+    # The belief bound never reads as certainty (the notes: it cannot reach it): e^10/(1 + e^10).
+    ("tamano-e-epsilon", f"   10  22 026,47   99,995{NBSP}%"),
+    ("laplace-hospital", "cinco publicaciones: [43,6; 41,7; 44,5; 43,0; 38,7]"),
+    ("composicion-hospital", "respuestas: [42,0; 46,6; 39,5]"),
+    # The local-sensitivity demo: detection comes from the scale. With D's scale in D′ too, the
+    # attacker's hits are its false alarms (1 %), under the 2ε-DP limit of two releases.
+    ("sensibilidad-local", f"detecta al extremo: 73{NBSP}% | 2ε-DP exige ≤ 7,4{NBSP}%"),
+    ("sensibilidad-local", f"si D′ tuviera la escala de D: 1{NBSP}%"),
     ("laplace-hospital", "escala  b = Δf/ε = 2\n"),
     ("laplace-hospital", "cota    e^ε = 1,65"),
     ("densidades-laplace", "ε = 0,5   b = Δf/ε = 2\n"),
@@ -389,11 +397,13 @@ CELL_OUTPUTS = [
     ("problema-aprendizaje", f"clase mayoritaria: 76,0{NBSP}%"),
     ("problema-aprendizaje", f"sin privacidad:    83,1{NBSP}%"),
     ("gradiente-suma", "gradientes por persona: (5000, 3)"),
+    ("gradiente-suma", "suma sobre personas:    [−21,0; −546,7; −872,5]"),
+    ("gradiente-suma", "su término:  [−0,76; −0,456; −1,52]"),
     ("recorte-gradientes", f"recortados con ingreso alto: 99,9{NBSP}%"),
     ("descenso-privado", "igual a la biblioteca: sí"),
     ("costo-iterar", "mejor T: 5"),
     # «por debajo de 0,2 el modelo colapsa hacia la clase mayoritaria» (unos 76 %)
-    ("privacidad-utilidad", "exactitud media, %: [76 76 76 76 "),
+    ("privacidad-utilidad", "exactitud media, %: [76; 76; 76; 76; "),
 ]
 
 
@@ -410,13 +420,14 @@ def test_every_cell_id_is_listed_once_and_all_cells_are_known():
     assert claimed <= set(ids)
 
 
-# Python values printed as Python (the repr of an array, a list or a tuple) keep Python's
-# decimal point; everything else a cell prints is Spanish text and follows dpdeck.numbers.
-PYTHON_REPR = re.compile(r"\[[^\]]*\]|\([\d\s,.\-]*\)|^ +\{\"[^{}]*\}$", re.M)
+# What a cell prints is Spanish text and follows dpdeck.numbers, vectors too («[43,6; 41,7]»,
+# format_vector); only a machine format shown as such keeps its own: the lab's JSON, on a line
+# of its own.
+MACHINE_FORMAT = re.compile(r'^ +\{"[^{}]*\}$', re.M)
 
 
 def spanish_text_of(output: str) -> str:
-    return PYTHON_REPR.sub("", output)
+    return MACHINE_FORMAT.sub("", output)
 
 
 @pytest.mark.parametrize("cell_id", sorted(all_cells()))
@@ -428,6 +439,10 @@ def test_printed_spanish_follows_the_number_format(cell_id):
     assert re.findall(r"(?<![\d,])\d{5,}", text) == []
     assert re.findall(r"\d ?%", text) == [], "el porcentaje va separado por un espacio que no se corta"
     assert re.findall(r"\de-?\d", text) == [], "notación científica de Python: use format_power_of_ten"
+    # A numpy array's repr («[43.6 41.7 44.5 43.  38.7]») next to Spanish numbers: format_vector.
+    assert re.findall(r"\[[^\]]*\d\.[\s\]]", text) == [], "un arreglo de numpy tal cual: use format_vector"
+    # «¿ingreso alto? True»: a Spanish sentence answers «sí» or «no».
+    assert re.findall(r"[?:]\s*(?:True|False)\b", text) == [], "True/False en una frase en español: «sí» o «no»"
 
 
 @pytest.mark.parametrize("cell_id", sorted(all_cells()))
