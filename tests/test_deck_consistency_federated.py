@@ -31,7 +31,7 @@ import pytest
 
 from dpdeck import accounting, experiments, federated, learning, mechanisms
 from dpdeck.data import KAREN_NAME, load_census
-from dpdeck.numbers import format_number
+from dpdeck.numbers import format_number, format_vector
 from deck_sources import deck, native_output  # one reader, one native run per cell
 
 SLIDES = Path(__file__).resolve().parents[1] / "deck" / "slides"
@@ -139,6 +139,70 @@ def doctorates() -> int:
     return int(np.sum(census().education == "Doctorado"))
 
 
+def fedavg_exercise_difference() -> float:
+    """The FedAvg exercise's solution against the centralized step: 16 hospitals of the whole census."""
+    X, y = learning.make_dataset(census())
+    owner = federated.split_by_group(census().education_num)
+    theta = learning.make_initial_theta()
+    updates, sizes = federated.train_clients(theta, X, y, owner, selected=np.unique(owner), local_epochs=1)
+    weights = sizes / sizes.sum()
+    averaged = (weights[:, None] * updates).sum(axis=0)
+    return float(np.max(np.abs(averaged - (learning.train_logistic(X, y, iterations=1) - theta))))
+
+
+def hospital_server_step(epsilon: float, estimated_clients: float = 16.0) -> float:
+    """DP-FedAvg's server step with 16 hospitals (K̂ = 16): the rule η_s = min(1, r·K̂/(σ√(T d)))."""
+    _, sigma, _ = federated.calibrate_rounds(16, 3, epsilon=epsilon, delta=DELTA, rounds=10,
+                                             clip_norm=federated.DEFAULT_UPDATE_CLIP, rng=np.random.default_rng(0))
+    return learning.compute_step_size(sigma=sigma, n=estimated_clients, iterations=10, dimension=3,
+                                      learning_rate=1.0, noise_radius=learning.DEFAULT_NOISE_RADIUS)
+
+
+@lru_cache(maxsize=None)
+def subgroup_counterfactuals(epsilon=0.3, repeats=20) -> dict:
+    """Postgraduates' loss (points) on the subgroup slide's partition, with the private step and no noise,
+    and with the noise and a step four times longer: which of the two makes the disparity.
+
+    Written here with numpy, apart from the library's descent: the partition and the calibration
+    (n̂, σ, η) are the library's, the loop is this test's.
+    """
+    X, X_test, y, y_test = learning.split_census(rng=np.random.default_rng(0), census=census())
+    noisy_n, sigma, step = learning.calibrate_training(X.shape, epsilon=epsilon, delta=DELTA, iterations=10,
+                                                       clip_norm=1.0, rng=np.random.default_rng(1), repeats=repeats)
+    noise = np.random.default_rng(2)
+    education = np.rint(learning.EDUCATION_CENTER + learning.EDUCATION_SCALE * X_test[:, federated.EDUCATION_COLUMN])
+    postgraduate = education >= 14
+    reference = learning.train_logistic(X, y)
+    baseline = np.mean(((X_test @ reference) > 0)[postgraduate] == (y_test[postgraduate] == 1))
+
+    def loss(with_noise: bool, longer: float) -> float:
+        correct = []
+        for n_hat, eta in zip(noisy_n, step):
+            theta = learning.make_initial_theta()
+            eta = min(learning.DEFAULT_LEARNING_RATE, longer * eta)
+            for _ in range(10):
+                residual = 1 / (1 + np.exp(-(X @ theta))) - y
+                norms = np.abs(residual) * np.linalg.norm(X, axis=1)
+                total = X.T @ (residual * np.minimum(1.0, 1.0 / np.maximum(norms, 1e-300)))
+                if with_noise:
+                    total = total + noise.normal(0.0, sigma, size=total.shape)
+                theta = theta - eta * total / n_hat
+            correct.append(((X_test @ theta) > 0)[postgraduate] == (y_test[postgraduate] == 1))
+        return 100 * (baseline - np.mean(correct))
+
+    return {"no_noise_same_step": loss(False, 1.0), "noise_four_times_the_step": loss(True, 4.0)}
+
+
+@lru_cache(maxsize=None)
+def postgraduate_losses_over_partitions(partitions=30) -> np.ndarray:
+    """Postgraduates' loss (points) at ε = 0,3 with the slide's measurement over many partitions of the census."""
+    losses = []
+    for seed in range(partitions):
+        groups = federated.measure_subgroup_accuracy(census(), epsilon=0.3, rng=np.random.default_rng(seed))
+        losses.append(100 * (groups["nonprivate"][4] - groups["private"][4]))
+    return np.array(losses)
+
+
 # ------------------------------------------------------------------ claims
 
 
@@ -170,7 +234,7 @@ CLAIMS = [
     # The average of three Lap(2) releases, published alone: the sum of three Lap(b) has density
     # e^{−|x|/b}(3b² + 3b|x| + x²)/(16b³), so far in the tail the log-ratio between sums shifted by
     # 3 (one person in each of the three counts) tends to 3/b = 1,5.
-    claim(r"la razón llega a $e^{1{,}5}$", lambda: tail_log_ratio_of_three_laplace_sums(), 1.5, 0.05),
+    claim(r"la razón tiende a $e^{1{,}5}$ en las colas", lambda: tail_log_ratio_of_three_laplace_sums(), 1.5, 0.05),
     claim(r"la franja se abre a $e^{2} \approx 7{,}4$", lambda: math.exp(2), 7.4),
     claim("el error cae a ±0,5", lambda: mechanisms.laplace_scale(sensitivity=1, epsilon=2), 0.5),
     # FedAvg
@@ -206,7 +270,13 @@ CLAIMS = [
     claim("con el 5 % de ε. Después", lambda: 100 * learning.DEFAULT_COUNT_SHARE, 5),
     claim("el 5 % de ε, y cada ronda divide", lambda: 100 * learning.DEFAULT_COUNT_SHARE, 5),
     claim("con 400 clínicas para repartirlo", lambda: units()["units"]["clinics"], 400),
-    claim("Con 16 hospitales, el ruido debe tapar a un hospital entero", lambda: units()["units"]["hospitals"], 16),
+    claim(r"Con 16 hospitales, el ruido $\sigma = zS$ debe tapar a un hospital entero",
+          lambda: units()["units"]["hospitals"], 16),
+    # The hospitals stay at the majority class because of the server's step, not because of the noise.
+    claim(r"queda en milésimas: 0,003 con ε = 1 y 0,03 con ε = 10 (con $\hat K = 16$)",
+          lambda: hospital_server_step(1.0), 0.003),
+    claim(r"queda en milésimas: 0,003 con ε = 1 y 0,03 con ε = 10 (con $\hat K = 16$)",
+          lambda: hospital_server_step(10.0), 0.03),
     claim("no queda señal para ningún ε de la figura, ni con ε = 10",
           lambda: 100 * np.max(np.abs(units()["hospitals"].mean(axis=0) - units()["majority"])), 0, 1),
     claim("ni con ε = 10", lambda: max(units()["epsilons"]), 10),
@@ -221,8 +291,10 @@ CLAIMS = [
     claim("con 4000 teléfonos", lambda: len(federated.split_census_task(census(), rng=np.random.default_rng(0))
                                             ["y_train"]), 4000),
     claim("con ruido de escala 20", lambda: rounds_ledger().releases[0].noise, 20),
-    claim("las mismas 10 rondas con ε = 0,95 se consiguen con un ruido unas tres veces menor",
-          lambda: z_for() / z_for("rdp"), 3, 0.5),
+    claim("las mismas 10 rondas con ε = 0,95 se consiguen con un ruido unas 3,4 veces menor",
+          lambda: z_for() / z_for("rdp"), 3.4),
+    claim("con su conversión mejorada da aún menos (0,20 con 10 rondas)",
+          lambda: accounting.gaussian_rdp_epsilon(sigma=z_for(), steps=10, delta=DELTA, conversion="tight")[0], 0.20),
     claim("Unas 520 con 10 por semana", lambda: 52 * 10, 520),
     # Errores conceptuales y operación
     claim("El hospital: tres consultas, ε = 1,5", lambda: accounting.sequential_composition([0.5] * 3), 1.5),
@@ -239,6 +311,19 @@ CLAIMS = [
     claim("La exactitud total baja menos de 4 puntos; la de posgrado, 19.", lambda: 100 * loss(4), 19),
     claim("La exactitud total baja unos pocos puntos", lambda: 100 * loss(-1), 3, 2),
     claim("la brecha se cierra casi del todo", lambda: 100 * max(loss(3, 1.0), loss(4, 1.0)), 2, 1),
+    # What makes the disparity: the short private step, not the zero-mean noise.
+    claim("con el mismo paso y sin ruido, posgrado pierde 14 puntos",
+          lambda: subgroup_counterfactuals()["no_noise_same_step"], 14),
+    claim("con el ruido y un paso cuatro veces mayor, unos 2",
+          lambda: subgroup_counterfactuals()["noise_four_times_the_step"], 2, 1.5),
+    claim("con 30 particiones del censo, posgrado pierde entre 4 y 31 puntos",
+          lambda: postgraduate_losses_over_partitions().min(), 4),
+    claim("con 30 particiones del censo, posgrado pierde entre 4 y 31 puntos",
+          lambda: postgraduate_losses_over_partitions().max(), 31),
+    claim("con 30 particiones del censo, posgrado pierde entre 4 y 31 puntos",
+          lambda: len(postgraduate_losses_over_partitions()), 30),
+    # The FedAvg exercise: with the weights n_k/n the two rows agree up to the doubles' rounding.
+    claim(r"la diferencia es del orden de $10^{-15}$", lambda: fedavg_exercise_difference() * 1e15, 1, 4),
     # La afirmación permitida de la evaluación (3 modelos, the lab's measurement with the slide's seed)
     claim("con (ε, δ) = (5, 10⁻⁵) en 10 rondas, proteger a cada persona deja la exactitud media de 3 modelos "
           "a menos de 2 puntos",
@@ -269,38 +354,38 @@ CELL_OUTPUTS = [
     ("hospital-completo", "tres consultas: ε = 1,5"),
     ("fedavg-no-iid", f"IID     1.ª ronda 82,6{NBSP}%"),
     ("fedavg-no-iid", f"no IID  1.ª ronda 78,3{NBSP}%  peor ronda 75,7{NBSP}%"),
-    ("fedavg-epocas", "rondas IID:    [10, 5, 2, 1]"),
-    ("fedavg-epocas", "rondas no IID: [10, 14, 9, 9]"),
+    ("fedavg-epocas", "rondas IID:    [10; 5; 2; 1]"),
+    ("fedavg-epocas", "rondas no IID: [10; 14; 9; 9]"),
     # The exercise's starter: the plain mean is not the centralized step.
-    ("ejercicio-fedavg", "FedAvg:       [0.039 0.305 1.722]"),
-    ("ejercicio-fedavg", "centralizado: [0.017 0.437 0.698]"),
+    ("ejercicio-fedavg", "FedAvg:       [0,039; 0,305; 1,722]"),
+    ("ejercicio-fedavg", "centralizado: [0,017; 0,437; 0,698]"),
     # The masks' starter: every update hidden, but the sum drags the masks along.
-    ("ejercicio-mascaras", "el hospital 0 envía: [-334.3 -361.3 -401.6]"),
-    ("ejercicio-mascaras", "suma real:   [ 0.195  0.628 -0.5  ]"),
-    ("ejercicio-mascaras", "suma segura: [ 106.746  119.22  1188.09 ]"),
+    ("ejercicio-mascaras", "el hospital 0 envía: [−334,3; −361,3; −401,6]"),
+    ("ejercicio-mascaras", "suma real:   [0,195; 0,628; −0,500]"),
+    ("ejercicio-mascaras", "suma segura: [106,746; 119,220; 1188,090]"),
     ("fuga-karen", "edad:      34\n"),
     ("fuga-karen", "educación: 13\n"),
-    ("fuga-karen", "¿ingreso alto? True"),
-    ("fuga-karen", "en el censo: 34 13 True"),
+    ("fuga-karen", "¿ingreso alto? sí"),
+    ("fuga-karen", "en el censo: 34 13 sí"),
     ("fuga-lotes", "en un lote de   2:   1,1\n"),
     ("fuga-lotes", "en un lote de 100:  18,0\n"),
     ("fuga-lotes", "sola, con recorte y ruido:  18,2\n"),
-    ("agregacion-segura", "suma real:   [0.26 0.25 0.16]"),
-    ("agregacion-segura", "suma segura: [0.26 0.25 0.16]"),
-    ("agregacion-caida", "suma real:       [ 0.37 -0.1   0.14]"),
-    ("agregacion-caida", "con las semillas: [ 0.37 -0.1   0.14]"),
+    ("agregacion-segura", "suma real:   [0,26; 0,25; 0,16]"),
+    ("agregacion-segura", "suma segura: [0,26; 0,25; 0,16]"),
+    ("agregacion-caida", "suma real:       [0,37; −0,1; 0,14]"),
+    ("agregacion-caida", "suma recuperada: [0,37; −0,1; 0,14]"),
     ("dp-agregado", f"personas (cap. 5)  ε = 1: 82,4{NBSP}%"),
     ("dp-agregado", f"16 hospitales      ε = 1: 76,0{NBSP}%"),
     ("dp-rondas", "conteo de clientes"),
     ("dp-rondas", "total (composición secuencial): ε = 1, δ = 10⁻⁵"),
-    ("dp-rondas", "el mismo libro con Rényi: ε = 0,32"),
+    ("dp-rondas", "el mismo libro con Rényi (conversión clásica): ε = 0,32"),
     ("dp-rondas", "z = σ/S = 55,8"),
     ("dp-por-vida", "z = 55,8"),
     ("dp-por-vida", "    10       0,95       1,62       0,27"),
     ("dp-por-vida", "  1000     109,48      30,57       2,88"),
     ("dp-por-vida", "las 10 rondas piden z = 16,3"),
     ("mas-ruido", f"personas con doctorado       1        0,1      17,24{NBSP}%"),
-    ("mas-ruido", "suma de todas las edades    90        9"),
+    ("mas-ruido", "suma de todas las edades    90          9"),
     ("utilidad-subgrupos", f"sin bachillerato               130           1{NBSP}%   99,2{NBSP}%   99,2{NBSP}%"),
     ("utilidad-subgrupos", f"posgrado                        64          75{NBSP}%   78,1{NBSP}%   59,1{NBSP}%"),
     ("utilidad-subgrupos", f"total                         1000          24{NBSP}%   83,1{NBSP}%   79,3{NBSP}%"),
@@ -317,7 +402,7 @@ def test_cells_print_what_the_library_measures():
     result = leakage()
     assert result["alone"] == {"age": 34.0, "education_num": 13.0, "high_income": True} == result["true"]
     assert "ruido: " + format_number(result["noisy_error"], 1).rjust(5) in native_output("fuga-lotes")
-    assert str(epochs()["rounds_non_iid"]) in native_output("fedavg-epocas")
+    assert format_vector(epochs()["rounds_non_iid"]) in native_output("fedavg-epocas")
 
 
 def test_every_chapter_cell_is_listed():

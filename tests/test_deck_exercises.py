@@ -9,6 +9,7 @@ passes the challenge's check. Each chapter has an exercise, and the deck ends wi
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,18 @@ def test_hints_go_from_the_idea_to_the_answer(exercise):
     assert 2 <= len(exercise.hints) <= 4
     assert all(len(hint) > 40 for hint in exercise.hints)
     assert len(exercise.solution_text) > 100, "la solución se explica"
+
+
+# The deck's button and slides, and the browser that keeps an answer, are not in a notebook;
+# an exercise's text goes to both (deck/README.md, «Notebooks»).
+DECK_ONLY = re.compile(r"«Comprobar»|\bComprobar\b|diapositiva|este navegador|\bclic\b")
+
+
+@pytest.mark.parametrize("exercise", DECK.exercises, ids=[exercise.id for exercise in DECK.exercises])
+def test_an_exercises_text_reads_right_in_the_deck_and_in_a_notebook(exercise):
+    texts = [exercise.task, *exercise.hints, exercise.solution_text]
+    found = [match for text in texts for match in DECK_ONLY.findall(text)]
+    assert found == [], f"{exercise.id}: {found}"
 
 
 def test_the_challenges_example_passes_with_seed_zero():

@@ -73,13 +73,34 @@ def prose_lines(path: Path):
 
 @pytest.mark.parametrize("path", sorted(SLIDES.glob("*.md")), ids=lambda path: path.name)
 def test_prose_quotes_with_the_lectures_curly_quotes(path):
-    # The lecture writes “casi el mismo”; straight quotes belong to code only.
+    # Straight quotes belong to code only.
     straight = [f"{path.name}:{number}: {line.strip()}" for number, line in prose_lines(path) if '"' in line]
     assert straight == []
 
 
-# Labels that are not numbers: «Teorema 3.6», «Definición 2.4» (the book's own numbering).
-REFERENCE_NUMBER = re.compile(r"(Teoremas?|Corolario|Definición|Proposición|Sección|sección|cap\.) \d+\.\d+")
+@pytest.mark.parametrize("path", sorted(SLIDES.glob("*.md")), ids=lambda path: path.name)
+def test_prose_quotes_with_guillemets_and_english_quotes_only_inside(path):
+    # One rule (RAE, and deck/ERRATA.md): «…» first, “…” inside them.
+    depth, problems = 0, []
+    for number, line in prose_lines(path):
+        for character in line:
+            if character == "«":
+                depth += 1
+            elif character == "»":
+                depth -= 1
+            elif character == "“" and depth == 0:
+                problems.append(f"{path.name}:{number}: {line.strip()[:70]}")
+        if depth < 0:
+            problems.append(f"{path.name}:{number}: «»» sin abrir")
+            depth = 0
+    assert problems == [] and depth == 0
+
+
+# Labels that are not numbers: «Teorema 3.6», «Definición 2.4» (the book's own numbering), and in
+# a reference its identifiers (DOI 10.1145/3133956.3133982, arXiv:1602.05629) and a version in a
+# title (MacOS 10.12).
+REFERENCE_NUMBER = re.compile(r"(Teoremas?|Corolario|Definición|Proposición|Sección|sección|cap\.) \d+\.\d+"
+                              r"|\bDOI \S+|\barXiv:\d{4}\.\d{4,5}|\bMacOS \d+\.\d+")
 
 
 @pytest.mark.parametrize("path", sorted(SLIDES.glob("*.md")), ids=lambda path: path.name)

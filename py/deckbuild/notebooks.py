@@ -5,7 +5,10 @@ out/notebooks/index.json). A chapter is a slide file with an exercise; a file
 without one (the cover) opens the next chapter. Each chapter gets:
 
 * ``notebook.ipynb``: the lecture, guided: each slide's text as Markdown
-  (math kept as ``$…$``, speaker notes left out, boxes as quotes) and each
+  (math kept as ``$…$``, speaker notes left out, boxes as quotes), each
+  drawing the slide shows as a figure (an ``<svg role="img">`` becomes an
+  image attached to its Markdown cell, with its ``aria-label`` as the
+  alternative text; a decorative one, ``aria-hidden``, is left out) and each
   cell as a code cell, followed by its «Prueba esto» as a Markdown cell;
   its exercises as in the deck (task, starter code, a check cell, hints
   folded);
@@ -23,6 +26,7 @@ notebook they download; a cell's «Prueba esto» carries ``prompt`` (the cell's 
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from dataclasses import dataclass
@@ -61,6 +65,10 @@ READ_THROUGH = ("fragment", "columns", "column")
 SKIPPED = ("notes", PROMPT)
 # Inline HTML the slides use for typesetting only (`<span class="nowrap">`).
 INLINE_TAGS = re.compile(r"</?span\b[^>]*>")
+# A drawing the slide shows (the sequence diagram of a round), as opposed to a decorative one.
+FIGURE_SVG = re.compile(r"^\s*<svg\b[^>]*\brole=\"img\"[^>]*>.*</svg>\s*$", re.S)
+SVG_LABEL = re.compile(r"\baria-label=\"([^\"]+)\"")
+SVG_NAMESPACE = "http://www.w3.org/2000/svg"
 
 
 @dataclass(frozen=True)
@@ -126,7 +134,7 @@ class SlideText:
         return "\n".join(self.lines[start:end])
 
     def blocks(self, tokens: list, *, demote: bool) -> list[tuple[str, object]]:
-        """(kind, content) in order: ("md", text), ("cell", Cell line) or ("exercise", None)."""
+        """(kind, content) in order: ("md", text), ("cell", Cell line), ("figure", (svg, alt)) or ("exercise", None)."""
         out: list[tuple[str, object]] = []
         index = 0
         while index < len(tokens):
@@ -147,7 +155,11 @@ class SlideText:
                     token.info.strip().split()[0] == "python" and "id=" in token.info:
                 out.append(("cell", token.map[0] + 1))
             elif token.type == "html_block":
-                pass   # slide attributes and drawings (the cover's SVG) are the slide's, not the text's
+                # Slide attributes and decorative drawings (the cover's) are the slide's, not the text's;
+                # a drawing with a role and a label is part of what the slide says.
+                drawing = figure_of(self.between(*token.map))
+                if drawing is not None:
+                    out.append(("figure", drawing))
             elif token.map:
                 text = self.between(*token.map)
                 if token.type == "heading_open" and demote:
@@ -179,6 +191,29 @@ def merge_markdown(blocks: list[tuple[str, object]]) -> list[tuple[str, object]]
         else:
             merged.append((kind, content))
     return merged
+
+
+def figure_of(html: str) -> tuple[str, str] | None:
+    """(standalone SVG, alternative text) of a slide's drawing, or None if the HTML is not one.
+
+    Inline in a page an ``<svg>`` needs no namespace and may take the slide's
+    width (``width="100%"``); as an image file it needs the namespace and a size
+    of its own, the one its ``viewBox`` draws.
+    """
+    if not FIGURE_SVG.match(html):
+        return None
+    label = SVG_LABEL.search(html)
+    if label is None:
+        raise BuildError("un dibujo con role=\"img\" necesita aria-label: es su texto en el cuaderno")
+    svg = html.strip()
+    opening, rest = svg.split(">", 1)
+    opening = re.sub(r'\s(?:width|height)="[^"]*%"', "", opening)
+    box = re.search(r'viewBox="\s*[-\d.]+[\s,]+[-\d.]+[\s,]+([\d.]+)[\s,]+([\d.]+)\s*"', opening)
+    if box and " width=" not in opening:
+        opening += f' width="{box.group(1)}" height="{box.group(2)}"'
+    if "xmlns=" not in opening:
+        opening = opening.replace("<svg", f'<svg xmlns="{SVG_NAMESPACE}"', 1)
+    return f"{opening}>{rest}", label.group(1)
 
 
 def quote(text: str) -> str:
@@ -221,6 +256,19 @@ class NotebookWriter:
         self.flush()
         cell = self.v4.new_markdown_cell(text, id=cell_id)
         cell.metadata["dpdeck"] = metadata
+        self.cells.append(cell)
+
+    def image(self, svg: str, *, alt: str, cell_id: str) -> None:
+        """A Markdown cell that shows a drawing: the SVG attached to the cell, its label as the alt text."""
+        self.flush()
+        taken = {cell.id for cell in self.cells}
+        cell_id = next(f"{cell_id}-{n}" if n > 1 else cell_id for n in range(1, len(taken) + 2)
+                       if (f"{cell_id}-{n}" if n > 1 else cell_id) not in taken)
+        name = f"{cell_id}.svg"
+        data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+        alt = alt.replace("[", "(").replace("]", ")")
+        cell = self.v4.new_markdown_cell(f"![{alt}](attachment:{name})", id=cell_id,
+                                         attachments={name: {"image/svg+xml": data}})
         self.cells.append(cell)
 
     def code(self, source: str, *, cell_id: str, metadata: dict | None = None) -> None:
@@ -333,6 +381,9 @@ def build_notebook(flavour: str, name: str, title: str, slides: list[Slide], tex
                 writer.code(cell.source, cell_id=cell.id, metadata={"cell": cell.id})
                 if cell.prompt is not None:
                     writer.note(prompt_markdown(cell), cell_id=f"{cell.id}-prueba", metadata={"prompt": cell.id})
+            elif kind == "figure":
+                svg, alt = content
+                writer.image(svg, alt=alt, cell_id=f"{slide.attributes.get('id', name)}-dibujo")
             elif kind == "exercise":
                 add_exercise(writer, slide.exercise, solved=False, with_hints=True)
         writer.flush()   # each slide starts its own Markdown cell

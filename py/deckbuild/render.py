@@ -30,7 +30,8 @@ from .slides import CHALLENGE, EXERCISE, PROMPT, PROMPT_LABEL, Cell, Deck, Exerc
 # What the panel of an exercise says before anything is shown in it (the page hides it then).
 EXERCISE_HELP = ("Escribe tu solución en la celda y pulsa «Comprobar». "
                  "Si te atascas, pide una pista; la solución está al final.")
-CHALLENGE_HELP = ("Escribe las cuatro partes y pulsa «Comprobar»; «Exportar laboratorio (JSON)» "
+CHALLENGE_HELP = ("Escribe las cuatro partes (se guardan en este navegador) y pulsa «Comprobar»; "
+                  "«Exportar laboratorio (JSON)» "
                   "descarga el laboratorio con tu extensión.")
 SEED_LABEL = "Semilla del laboratorio"
 SOLUTION_LABEL = "Solución"

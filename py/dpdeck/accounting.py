@@ -709,12 +709,13 @@ class PrivacyLedger:
         rows = [header]
         for release in self._releases:
             times = f"{release.count} × " if release.count > 1 else ""
-            noise = "b" if release.mechanism == "laplace" else "σ"
+            # The Laplace noise by its name: in chapter 3, b is the clipping bound.
+            noise = "escala" if release.mechanism == "laplace" else "σ ="
             rows.append((
                 times + release.what,
                 _MECHANISM_NAMES[release.mechanism],
                 format_significant(release.sensitivity),
-                f"{noise} = {format_significant(release.noise)}",
+                f"{noise} {format_significant(release.noise)}",
                 format_significant(release.epsilon),
                 "0" if release.delta == 0 else format_power_of_ten(release.delta),
             ))

@@ -1,7 +1,7 @@
 """El censo sintético de la clase: 5000 personas con la estructura del conjunto de datos Adult.
 
-El libro de Near y Abuah trabaja con el conjunto de datos "Adult" del US Census (Kohavi y
-Becker 1996, UCI Machine Learning Repository). Aquí usamos un censo
+El libro de Near y Abuah trabaja con el conjunto de datos "Adult" de la Oficina
+del Censo de EE. UU. (Kohavi y Becker 1996, UCI Machine Learning Repository). Aquí usamos un censo
 *sintético* con la misma estructura: edad de 17 a 90 años, los 16 niveles
 educativos de Adult (en español y en el mismo orden), sexo, horas de trabajo
 por semana, ganancia de capital (casi siempre 0, con una cola pesada hasta el

@@ -160,7 +160,11 @@ def run_clipping_elbow(*, epsilon=0.01, bounds=ELBOW_BOUNDS) -> dict:
 
 
 def run_local_sensitivity_leak(*, rng, epsilon=1.0, extreme_value=99_999, below=10_000) -> dict:
-    """Ruido calibrado a la sensibilidad local: D (ganancias < ``below``) contra D más un extremo."""
+    """Ruido calibrado a la sensibilidad local: D (ganancias < ``below``) contra D más un extremo.
+
+    Dos publicaciones de la misma suma en cada base (``queries.measure_local_sensitivity_leak``):
+    su resta solo ve la escala del ruido.
+    """
     gains = load_census().capital_gain
     leak = queries.measure_local_sensitivity_leak(gains[gains < below], extreme_value=extreme_value,
                                                   epsilon=epsilon, rng=rng)
@@ -175,8 +179,8 @@ def run_laplace_vs_gauss(*, epsilon=0.5, delta=1e-5, x=None, window=2.0) -> dict
     """Laplace contra Gauss en una consulta escalar (Δ₁ = Δ₂ = 1), con el mismo ε.
 
     Devuelve las densidades y la masa exacta a ±``window`` del valor
-    verdadero: 1 − e^{−w/b} para Laplace y erf(w/(σ√2)) para Gauss (64 % y
-    17 % con ε = 0,5, δ = 10⁻⁵, w = 2).
+    verdadero: 1 − e^{−w/b} para Laplace y erf(w/(σ√2)) para Gauss (63 % y
+    16 % con ε = 0,5, δ = 10⁻⁵, w = 2).
     """
     x = np.linspace(-30, 30, 1201) if x is None else np.asarray(x, dtype=float)
     scale = laplace_scale(sensitivity=1, epsilon=epsilon)
@@ -366,8 +370,7 @@ def _draw_clipping_elbow(figures, r):
 
 
 def _draw_local_sensitivity_leak(figures, r):
-    return figures.plot_local_sensitivity_leak(r["scale_without"], r["scale_with"],
-                                               shift=r["extreme_value"], threshold=r["threshold"])
+    return figures.plot_local_sensitivity_leak(r["scale_without"], r["scale_with"], threshold=r["threshold"])
 
 
 def _draw_laplace_vs_gauss(figures, r):

@@ -216,8 +216,8 @@ def plot_averaging_error(ks, errors, *, expected=None) -> Figure:
     describe_figure(figure, (
         "Error del promedio de k publicaciones contra k, en ejes logarítmicos, medido y según la "
         "teoría (proporcional a 1/√k): el error baja al promediar; con "
-        f"k = {format_number(ks[0])} es {format_significant(errors[0], 2)} y con "
-        f"k = {format_number(ks[-1])}, {format_significant(errors[-1], 2)}."))
+        f"k = {format_number(ks[0])} es {format_number(errors[0], 2)} y con "
+        f"k = {format_number(ks[-1])}, {format_number(errors[-1], 2)}."))
     fit_margins(figure, ax)
     return figure
 
@@ -294,47 +294,47 @@ def plot_clipping_elbow(bounds, bias, noise, total=None) -> Figure:
     style_axes(ax)
     describe_figure(figure, (
         "Error de la suma contra la cota de recorte b, en ejes logarítmicos: el sesgo del recorte baja "
-        "al crecer b, el ruido de Laplace sube, y el error total (su suma) tiene un mínimo interior en "
+        "al crecer b, el ruido de Laplace sube, y el error total esperado (menor que su suma: el ruido a "
+        "veces compensa el sesgo) tiene un mínimo interior en "
         f"b ≈ {format_number(round(bounds[best]))}."))
     fit_margins(figure, ax)
     return figure
 
 
 @styled
-def plot_local_sensitivity_leak(scale_without, scale_with, *, shift, threshold=None) -> Figure:
-    """Ruido calibrado a la sensibilidad local en dos bases vecinas: la escala filtra.
+def plot_local_sensitivity_leak(scale_without, scale_with, *, threshold=None) -> Figure:
+    """Ruido calibrado a la sensibilidad local en dos bases vecinas: la escala misma delata.
 
-    Dibuja la densidad de la salida menos Σ D en cada base, cada una relativa
-    a su propio máximo para que las dos se vean: Lap(0, s_D) para D y
-    Lap(``shift``, s_D′) para D′ (que tiene una persona más, de valor
-    ``shift``). Si se da ``threshold`` (τ), sombrea la región |salida − Σ D| > τ
-    donde el atacante responde «la persona extrema está».
+    Dibuja la densidad de la resta de dos publicaciones de la misma suma,
+    r₁ − r₂, en cada base, cada una relativa a su propio máximo para que las dos
+    se vean: la resta de dos Lap(s) independientes tiene densidad
+    (1 + |x|/s) e^{−|x|/s}/(4s), centrada en 0 en las dos bases porque la suma
+    se cancela; solo la escala, s_D o s_D′, las distingue. Si se da
+    ``threshold`` (τ), marca ±τ: fuera de ahí el atacante responde «la persona
+    extrema está».
     """
-    from .mechanisms import laplace_density
-
     scale_without = float(scale_without)
     scale_with = float(scale_with)
-    shift = float(shift)
     half_width = 4.0 * max(scale_with, scale_without)
-    x = np.linspace(shift - half_width, shift + half_width, 2001)
-    x = np.union1d(x, [0.0])
-    without = laplace_density(x, loc=0.0, scale=scale_without)
-    with_extreme = laplace_density(x, loc=shift, scale=scale_with)
-    without = without / without.max()
-    with_extreme = with_extreme / with_extreme.max()
+    x = np.union1d(np.linspace(-half_width, half_width, 2001), [0.0])
+
+    def relative_density(scale: float) -> np.ndarray:
+        ratio = np.abs(x) / scale
+        return (1.0 + ratio) * np.exp(-ratio)   # divided by its maximum, 1/(4s) at 0
+
     figure, ax = new_figure()
     if threshold is not None:
         threshold = float(threshold)
         ax.axvline(threshold, color=COLORS["gris"], linewidth=1.8, linestyle="--")
         ax.axvline(-threshold, color=COLORS["gris"], linewidth=1.8, linestyle="--",
                    label="umbral ±τ del atacante")
-    ax.plot(x, without, color=COLORS["azul"],
+    ax.plot(x, relative_density(scale_without), color=COLORS["azul"],
             label=f"D: ruido de escala {format_number(round(scale_without), group_thousands=True)}")
-    ax.plot(x, with_extreme, color=COLORS["naranja"],
+    ax.plot(x, relative_density(scale_with), color=COLORS["naranja"],
             label=f"D′: ruido de escala {format_number(round(scale_with), group_thousands=True)}")
     ax.set_xlim(x.min(), x.max())
     ax.set_ylim(0, 1.05)
-    ax.set_xlabel("salida publicada − Σ D")
+    ax.set_xlabel("resta de dos publicaciones, r₁ − r₂")
     ax.set_ylabel("densidad (relativa)")
     legend_above(figure, ax, ncols=1)
     style_axes(ax)
@@ -343,10 +343,10 @@ def plot_local_sensitivity_leak(scale_without, scale_with, *, shift, threshold=N
     threshold_text = (f"; las líneas en ±{format_number(round(threshold))} marcan el umbral τ con que el "
                       "atacante decide" if threshold is not None else "")
     describe_figure(figure, (
-        "Densidad relativa de la salida publicada menos Σ D en dos bases vecinas: en D el ruido tiene "
-        f"escala {format_number(round(scale_without))} y en D′, con una persona extrema de valor "
-        f"{format_number(round(shift))}, escala {format_number(round(scale_with))}: las dos curvas se "
-        f"distinguen a simple vista, así que la escala delata a la persona{threshold_text}."))
+        "Densidad relativa de la resta de dos publicaciones de la misma suma, que no depende de la suma: "
+        f"en D el ruido tiene escala {format_number(round(scale_without))} y en D′, con una persona más, "
+        f"escala {format_number(round(scale_with))}; las dos curvas están centradas en 0 y solo su ancho "
+        f"las distingue: la escala delata a la persona{threshold_text}."))
     fit_margins(figure, ax)
     return figure
 

@@ -10,14 +10,18 @@ imprimen las celdas y los hechos del laboratorio) escribe los números así:
   salvo alineado en una misma leyenda o columna junto a otros mayores
   (``group_thousands=True``: ``9 594`` junto a ``99 999``);
 * el signo menos tipográfico (``−2``) y el porcentaje separado por un espacio
-  que no se corta (``73 %``);
-* las potencias de diez con un punto medio y superíndices: ``2·10⁻⁴``.
+  que no se corta (``73 %``); una probabilidad que no es 0 ni 1 nunca se
+  escribe «0 %» ni «100 %» (``99,995 %``);
+* las potencias de diez con un punto medio y superíndices: ``2·10⁻⁴``;
+* un vector entre corchetes, con sus elementos separados por «; », porque la
+  coma ya es la decimal: ``[43,6; 41,7; 38,7]``.
 
 Es la recomendación de la RAE y de la norma ISO 80000: el espacio no se
 confunde con una coma ni con un punto decimal. Lo que el estudiante escribe
-como código va en sintaxis de Python (``1_000``, ``0.01``), y lo que es un
-valor de Python mostrado como tal (el ``repr`` de un arreglo) se deja como
-Python: esas dos cosas no pasan por este módulo.
+como código va en sintaxis de Python (``1_000``, ``0.01``), y lo que se
+muestra en un formato de máquina, rotulado como tal (el JSON del laboratorio),
+se deja en ese formato: esas dos cosas no pasan por este módulo. Un arreglo
+que una frase en español muestra sí pasa: ``format_vector``.
 
 Funciones puras, sin dependencias: las usan las figuras, las celdas, el censo
 y el laboratorio, y así el formato se define una sola vez.
@@ -35,6 +39,8 @@ __all__ = [
     "format_significant",
     "format_percent",
     "format_power_of_ten",
+    "format_vector",
+    "ELEMENT_SEPARATOR",
 ]
 
 #: Separador de miles: un espacio común, que se ve igual en la fuente de las
@@ -46,6 +52,9 @@ PERCENT_SIGN = "\u00a0%"
 
 #: El signo menos tipográfico (el guion «-» es el de los programas).
 MINUS_SIGN = "\u2212"
+
+#: Separa los elementos de un vector: con coma decimal, la coma no puede hacerlo.
+ELEMENT_SEPARATOR = "; "
 
 _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -105,12 +114,48 @@ def format_significant(value, digits: int = 3) -> str:
     return format_number(number, decimals)
 
 
-def format_percent(fraction, decimals: int = 0) -> str:
+def format_percent(fraction, decimals: int = 0, *, avoid_ends: bool = False) -> str:
     """Escribe una proporción como porcentaje: ``format_percent(0.731, 1) == "73,1 %"``.
 
-    El espacio antes de «%» no se corta (``PERCENT_SIGN``).
+    El espacio antes de «%» no se corta (``PERCENT_SIGN``). Con
+    ``avoid_ends=True``, una proporción que no es exactamente 0 ni 1 nunca se
+    escribe «0 %» ni «100 %»: se agregan decimales hasta que se vea que no lo
+    es (``format_percent(0.9999546, 1, avoid_ends=True) == "99,995 %"``). Es
+    para una probabilidad o una creencia, donde «100 %» diría certeza.
     """
-    return format_number(100.0 * float(fraction), decimals) + PERCENT_SIGN
+    fraction = float(fraction)
+    decimals = int(decimals)
+    if avoid_ends and 0.0 < fraction < 1.0:
+        while decimals < 15 and round(100.0 * fraction, decimals) in (0.0, 100.0):
+            decimals += 1
+    return format_number(100.0 * fraction, decimals) + PERCENT_SIGN
+
+
+def format_vector(values, decimals: int | None = None, *, group_thousands: bool = False) -> str:
+    """Escribe un vector o una matriz en español: ``format_vector([0.5, -2]) == "[0,5; −2]"``.
+
+    Cada elemento con ``format_number`` (con los mismos ``decimals`` y
+    ``group_thousands``), separados por «; » (``ELEMENT_SEPARATOR``) porque la
+    coma ya es la decimal. Una matriz (una secuencia de filas, o un arreglo de
+    numpy de dos dimensiones) va como la escribe numpy: una fila por línea,
+    cada columna alineada a la derecha.
+    """
+    rows = [list(row) if _is_sequence(row) else row for row in values]
+    if not any(isinstance(row, list) for row in rows):
+        return "[" + ELEMENT_SEPARATOR.join(format_number(value, decimals, group_thousands=group_thousands)
+                                            for value in rows) + "]"
+    if not all(isinstance(row, list) for row in rows) or any(_is_sequence(v) for row in rows for v in row):
+        raise ValueError("format_vector escribe un vector o una matriz (filas de números), no otra forma")
+    texts = [[format_number(value, decimals, group_thousands=group_thousands) for value in row] for row in rows]
+    columns = max((len(row) for row in texts), default=0)
+    widths = [max((len(row[i]) for row in texts if i < len(row)), default=0) for i in range(columns)]
+    lines = ["[" + ELEMENT_SEPARATOR.join(text.rjust(width) for text, width in zip(row, widths)) + "]"
+             for row in texts]
+    return "[" + "\n ".join(lines) + "]"
+
+
+def _is_sequence(value) -> bool:
+    return hasattr(value, "__iter__") and not isinstance(value, (str, bytes))
 
 
 def format_power_of_ten(value, digits: int = 2) -> str:

@@ -489,11 +489,13 @@ def measure_averaging_error(value, *, ks, epsilon, rng, trials=2000, sensitivity
 
 
 def local_sensitivity_of_sum(values) -> float:
-    """Sensibilidad "local" de la suma en esta base: max |x_i|.
+    """Sensibilidad "local" de la suma en esta base, mirando solo a quién quitar: max |x_i|.
 
     Es cuánto cambia la suma al quitar a la persona de esta base que más
-    aporta. Depende de los datos; la sensibilidad global (el peor caso sobre
-    todas las bases) es infinita sin recorte.
+    aporta. Con bases vecinas que también agregan a alguien, la sensibilidad
+    local de una suma sin cota es infinita, como la global: en la base de al
+    lado cabe cualquier valor. Esta es la versión más tentadora, y depende de
+    los datos.
     """
     return float(np.max(np.abs(check_values(values))))
 
@@ -520,21 +522,47 @@ def unsafe_sum_with_local_sensitivity(values, *, epsilon, rng) -> tuple:
     return add_laplace_noise(float(np.sum(values)), scale=scale, rng=rng), scale
 
 
-def measure_local_sensitivity_leak(values, *, extreme_value, epsilon, rng, releases=2000, false_positive_rate=0.01) -> dict:
-    """Muestra que calibrar a la sensibilidad local rompe la garantía.
+def _laplace_difference_tail(ratio: float) -> float:
+    """P(|X₁ − X₂| > ratio·s) para X₁, X₂ ~ Lap(s) independientes: e^{−ratio}(1 + ratio/2)."""
+    return math.exp(-ratio) * (1.0 + ratio / 2.0)
 
-    Bases vecinas: D = ``values`` y D' = D más una persona con ``extreme_value``.
-    Se publican ``releases`` sumas con ``unsafe_sum_with_local_sensitivity``
-    sobre cada una. Un atacante que conoce D (el adversario de la definición)
-    decide "el extremo está" si |salida − Σ D| > τ, con τ elegido para un
-    falso positivo de ``false_positive_rate`` bajo D.
 
-    Si el mecanismo fuera ε-DP, la tasa de aciertos no podría superar
-    e^ε · (tasa de falsos positivos): es la definición aplicada al conjunto S
-    de salidas que hacen decir "está" (la lectura de DP como prueba de
-    hipótesis, Wasserman y Zhou 2010). Devuelve las dos
-    escalas, la dispersión observada (mediana de |salida − mediana|) en cada
-    base, las tasas medidas y ese límite ``dp_limit``.
+def _laplace_difference_threshold(tail: float) -> float:
+    """El u con P(|X₁ − X₂| > u·s) = ``tail`` (bisección: la cola decrece en u)."""
+    low, high = 0.0, 1.0
+    while _laplace_difference_tail(high) > tail:
+        high *= 2.0
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        low, high = (middle, high) if _laplace_difference_tail(middle) > tail else (low, middle)
+    return high
+
+
+def measure_local_sensitivity_leak(values, *, extreme_value, epsilon, rng, releases=2000,
+                                   false_positive_rate=0.01) -> dict:
+    """Muestra que calibrar a la sensibilidad local rompe la garantía: la escala misma delata.
+
+    Bases vecinas: D = ``values`` y D′ = D más una persona con
+    ``extreme_value``. El mecanismo tentador publica la suma con ruido
+    Lap(LS/ε), LS = max |x| de la base (``unsafe_sum_with_local_sensitivity``),
+    y la publica dos veces. La resta de las dos publicaciones, r₁ − r₂, no
+    depende de la suma, solo de la escala: el atacante decide «el extremo
+    está» si |r₁ − r₂| > τ, con τ = u·s_D y e^{−u}(1 + u/2) =
+    ``false_positive_rate``, la probabilidad exacta de una falsa alarma en D.
+    Se simulan ``releases`` pares de publicaciones en cada base.
+
+    Si cada publicación fuera ε-DP, el par sería 2ε-DP y la tasa de aciertos
+    no podría superar e^{2ε} · ``false_positive_rate`` (la definición
+    aplicada al conjunto S de pares que hacen decir «está»: la lectura de DP
+    como prueba de hipótesis, Wasserman y Zhou 2010): es ``dp_limit``.
+
+    ``same_scale_rate`` es el contrafáctico: la misma prueba si D′ tuviera la
+    escala de D. La resta tendría entonces la misma ley que en D y el atacante
+    acertaría lo mismo que se equivoca: lo que delata a la persona es la
+    escala, no el cambio de la suma (que la resta borra).
+
+    Devuelve las dos escalas, ``threshold`` (τ), ``false_positive_rate`` y
+    ``true_positive_rate`` medidas, ``same_scale_rate`` y ``dp_limit``.
     """
     values = check_values(values)
     extreme_value = check_finite(extreme_value, name="extreme_value")
@@ -542,24 +570,26 @@ def measure_local_sensitivity_leak(values, *, extreme_value, epsilon, rng, relea
     rng = check_rng(rng)
     releases = check_positive_int(releases, name="releases")
     target = check_delta(false_positive_rate, name="false_positive_rate")
-    with_extreme = np.append(values, extreme_value)
     scale_without = local_sensitivity_of_sum(values) / epsilon
-    scale_with = local_sensitivity_of_sum(with_extreme) / epsilon
-    reference = float(np.sum(values))
-    out_without = add_laplace_noise(np.full(releases, reference), scale=scale_without, rng=rng)
-    out_with = add_laplace_noise(np.full(releases, float(np.sum(with_extreme))), scale=scale_with, rng=rng)
-    threshold = scale_without * math.log(1.0 / target)
-    fpr = float(np.mean(np.abs(out_without - reference) > threshold))
-    tpr = float(np.mean(np.abs(out_with - reference) > threshold))
+    scale_with = local_sensitivity_of_sum(np.append(values, extreme_value)) / epsilon
+    threshold = _laplace_difference_threshold(target) * scale_without
+
+    def detection_rate(scale: float) -> float:
+        # Only the noise enters the difference of two releases of the same sum.
+        pairs = add_laplace_noise(np.zeros((releases, 2)), scale=scale, rng=rng)
+        return float(np.mean(np.abs(pairs[:, 0] - pairs[:, 1]) > threshold))
+
+    false_positives = detection_rate(scale_without)
+    true_positives = detection_rate(scale_with)
+    same_scale = detection_rate(scale_without)
     return {
         "scale_without": scale_without,
         "scale_with": scale_with,
-        "spread_without": float(np.median(np.abs(out_without - np.median(out_without)))),
-        "spread_with": float(np.median(np.abs(out_with - np.median(out_with)))),
         "threshold": threshold,
-        "false_positive_rate": fpr,
-        "true_positive_rate": tpr,
-        "dp_limit": math.exp(epsilon) * fpr,
+        "false_positive_rate": false_positives,
+        "true_positive_rate": true_positives,
+        "same_scale_rate": same_scale,
+        "dp_limit": math.exp(2.0 * epsilon) * target,
     }
 
 

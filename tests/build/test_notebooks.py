@@ -123,6 +123,44 @@ def test_a_slide_becomes_markdown_with_its_math_boxes_and_answers(index, dist_di
     assert "<details><summary>Pista 1 de 3</summary>" in text
 
 
+def test_a_drawn_diagram_is_an_image_in_the_guided_notebook(deck, index, dist_dir):
+    """The round's sequence diagram (an SVG on its slide) is under its heading, with its label as alt text."""
+    import base64
+    import xml.etree.ElementTree as ElementTree
+
+    slide = next(slide for slide in deck.slides if slide.attributes.get("id") == "ronda-completa")
+    label = re.search(r'aria-label="([^"]+)"', slide.source).group(1)
+    chapter = next(chapter for chapter in index["chapters"] if slide.file.name in chapter["files"])
+    cells = read_notebook(dist_dir, chapter["notebooks"]["guided"]).cells
+    heading = next(position for position, cell in enumerate(cells) if cell.source.startswith("## Una ronda completa"))
+    drawing = cells[heading + 1]
+    assert (drawing.cell_type, drawing.id) == ("markdown", "ronda-completa-dibujo")
+    assert drawing.source == f"![{label}](attachment:ronda-completa-dibujo.svg)"
+    svg = base64.b64decode(drawing.attachments["ronda-completa-dibujo.svg"]["image/svg+xml"]).decode("utf-8")
+    root = ElementTree.fromstring(svg)   # a file of its own: well formed, namespaced, sized
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert (root.get("width"), root.get("height")) == ("1160", "540")
+    assert "actualización enmascarada (SecAgg)" in svg
+    # The cover's drawing is decoration (aria-hidden): no notebook shows it.
+    for chapter in index["chapters"]:
+        for relative in chapter["notebooks"].values():
+            attached = [cell.id for cell in read_notebook(dist_dir, relative).cells if cell.get("attachments")]
+            assert attached == (["ronda-completa-dibujo"] if relative == chapter["notebooks"]["guided"]
+                                and slide.file.name in chapter["files"] else [])
+
+
+# What only the deck has: its buttons, its slides, the browser that keeps an answer.
+DECK_ONLY = re.compile(r"«Comprobar»|\bComprobar\b|diapositiva|este navegador|\bclic\b")
+
+
+def test_the_worksheets_speak_of_the_notebook_not_of_the_deck(index, dist_dir):
+    for chapter in index["chapters"]:
+        for flavour in ("student", "solution"):
+            notebook = read_notebook(dist_dir, chapter["notebooks"][flavour])
+            text = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+            assert DECK_ONLY.findall(text) == [], f"{chapter['name']} {flavour}"
+
+
 def test_the_worksheets_hold_only_the_exercises(index, dist_dir, deck):
     exercises = {exercise.id: exercise for exercise in deck.exercises}
     for chapter in index["chapters"]:

@@ -24,6 +24,7 @@ from matplotlib.ticker import FixedLocator
 
 from dpdeck import experiments, figure_style, figures
 from dpdeck.data import EDUCATION_LEVELS
+from dpdeck.figure_descriptions import figure_description
 from dpdeck.figures import FIGSIZE, use_decimal_comma
 from dpdeck.numbers import PERCENT_SIGN
 
@@ -40,7 +41,7 @@ EXPECTED_LABELS = {
     "averaging_error": ("publicaciones promediadas, k", "error del promedio"),
     "private_histogram": ("personas", ""),
     "clipping_elbow": ("cota de recorte, b", "error de la suma"),
-    "local_sensitivity_leak": ("salida publicada − Σ D", "densidad (relativa)"),
+    "local_sensitivity_leak": ("resta de dos publicaciones, r₁ − r₂", "densidad (relativa)"),
     "laplace_vs_gauss": ("ruido añadido", "densidad"),
     "vector_noise": ("componentes de la consulta, k", "ruido por componente"),
     "accountants": ("publicaciones gaussianas, k", "ε total"),
@@ -379,6 +380,21 @@ def test_rdp_conversion_minimum_at_alpha_196(demo_figures):
 def test_local_sensitivity_scales_are_grouped_alike(demo_figures):
     labels = [text.get_text() for text in demo_figures["local_sensitivity_leak"].legends[0].get_texts()]
     assert "D: ruido de escala 9 594" in labels and "D′: ruido de escala 99 999" in labels
+
+
+def test_local_sensitivity_curves_differ_only_in_width(demo_figures):
+    # What the slide claims: the scale gives the person away. Both curves peak at 0 (the sum has
+    # cancelled in the difference of two releases); D′'s is wider by the ratio of the scales.
+    figure = demo_figures["local_sensitivity_leak"]
+    curves = [line for line in figure.axes[0].get_lines() if len(line.get_xdata()) > 2]
+    assert len(curves) == 2
+    halves = []
+    for line in curves:
+        x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+        assert x[np.argmax(y)] == 0.0 and np.isclose(y.max(), 1.0)
+        halves.append(x[(y >= 0.5) & (x >= 0)].max())   # half width at half maximum
+    assert halves[1] / halves[0] == pytest.approx(99_999 / 9594, rel=0.02)
+    assert "la escala delata a la persona" in figure_description(figure)
 
 
 def test_gradient_norms_show_the_clip_line(demo_figures):

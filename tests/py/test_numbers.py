@@ -12,6 +12,7 @@ from dpdeck.numbers import (
     format_percent,
     format_power_of_ten,
     format_significant,
+    format_vector,
 )
 
 
@@ -87,3 +88,44 @@ def test_the_rule_has_one_separator_one_minus_and_one_percent_sign():
     for value in (0.5, 79_433.4, 4_588_248, -3.25, 1e-6):
         for text in (format_number(value), format_number(value, 2), format_significant(value)):
             assert "." not in text and "_" not in text, text
+
+
+@pytest.mark.parametrize("fraction, decimals, text", [
+    # e^10/(1 + e^10): the belief of chapter 1's table at ε = 10 is not certainty.
+    (22026.465794806718 / 22027.465794806718, 1, "99,995\u00a0%"),
+    (0.9933, 1, "99,3\u00a0%"),
+    (0.0000123, 0, "0,001\u00a0%"),
+    (1.0, 1, "100,0\u00a0%"),
+    (0.0, 0, "0\u00a0%"),
+])
+def test_a_probability_short_of_certainty_never_reads_as_certain(fraction, decimals, text):
+    assert format_percent(fraction, decimals, avoid_ends=True) == text
+
+
+def test_without_avoid_ends_a_near_certainty_rounds_to_certainty():
+    assert format_percent(22026.465794806718 / 22027.465794806718, 1) == "100,0" + PERCENT_SIGN
+
+
+@pytest.mark.parametrize("values, decimals, text", [
+    ([43.6, 41.7, 44.5, 43.0, 38.7], 1, "[43,6; 41,7; 44,5; 43,0; 38,7]"),
+    ([-21.0, -546.7, -872.5], 1, "[\u221221,0; \u2212546,7; \u2212872,5]"),
+    ([10, 5, 2, 1], None, "[10; 5; 2; 1]"),
+    ([0.26, 0.25, 0.16], None, "[0,26; 0,25; 0,16]"),
+    ([], None, "[]"),
+])
+def test_format_vector_separates_spanish_numbers_with_semicolons(values, decimals, text):
+    import numpy as np
+
+    assert format_vector(values, decimals) == text
+    assert format_vector(np.array(values, dtype=float), decimals) == text.replace("[]", "[]")
+
+
+def test_format_vector_writes_a_matrix_row_by_row_in_aligned_columns():
+    import numpy as np
+
+    text = format_vector(np.array([[27169.2, -20425.8], [4857.3, 30237.5]]), 1, group_thousands=True)
+    assert text == "[[27 169,2; \u221220 425,8]\n [ 4 857,3;  30 237,5]]"
+    first, second = text.split("\n")
+    assert len(second) == len(first) + 1   # « [» under «[[», the last row closes the matrix
+    with pytest.raises(ValueError, match="vector o una matriz"):
+        format_vector([[[1.0]]])

@@ -384,15 +384,42 @@ def test_local_sensitivity_noise_scale_depends_on_the_data():
 
 
 def test_local_sensitivity_leak_breaks_the_dp_inequality(census):
-    """El atacante acierta casi siempre (TPR ≈ 1) con falsos positivos ≈ 1 %, muy por encima
-    del límite e^ε · FPR que impondría ε-DP. Tolerancia de Hoeffding con 4000 publicaciones."""
+    """Dos publicaciones: el atacante que mira su resta acierta casi siempre, con falsas alarmas
+    ≈ 1 %, muy por encima del límite e^{2ε}·1 % de dos publicaciones ε-DP. Tolerancia de
+    Hoeffding con 4000 pares (falla < 10⁻⁶)."""
     ages = np.asarray(census["age"], dtype=float)[:200]
-    leak = q.measure_local_sensitivity_leak(ages, extreme_value=5000.0, epsilon=0.5, rng=np.random.default_rng(16), releases=4000)
+    leak = q.measure_local_sensitivity_leak(ages, extreme_value=5000.0, epsilon=0.5, rng=np.random.default_rng(16),
+                                            releases=4000)
     t = hoeffding(4000, 1e-6)
     assert leak["scale_with"] > 50 * leak["scale_without"]
-    assert leak["spread_with"] > 20 * leak["spread_without"]
     assert abs(leak["false_positive_rate"] - 0.01) < t
-    assert leak["true_positive_rate"] > leak["dp_limit"] + t * (1 + math.exp(0.5)) + 0.5
+    assert leak["dp_limit"] == pytest.approx(math.exp(1.0) * 0.01)
+    assert leak["true_positive_rate"] > leak["dp_limit"] + t + 0.5
+
+
+def test_local_sensitivity_leak_comes_from_the_scale_not_from_the_sum(census):
+    """El contrafáctico: con la escala de D en las dos bases la prueba acierta lo que se equivoca
+    (≈ 1 %), aunque la suma de D′ sea otra; y un extremo que no cambia la escala (menor que el
+    máximo de D) tampoco se detecta. Lo que delata es la escala."""
+    ages = np.asarray(census["age"], dtype=float)[:200]
+    t = hoeffding(4000, 1e-6)
+    leak = q.measure_local_sensitivity_leak(ages, extreme_value=5000.0, epsilon=0.5, rng=np.random.default_rng(3),
+                                            releases=4000)
+    assert abs(leak["same_scale_rate"] - 0.01) < t and leak["same_scale_rate"] < leak["dp_limit"]
+    hidden = q.measure_local_sensitivity_leak(ages, extreme_value=float(ages.max()), epsilon=0.5,
+                                              rng=np.random.default_rng(4), releases=4000)
+    assert hidden["scale_with"] == hidden["scale_without"]
+    assert abs(hidden["true_positive_rate"] - 0.01) < t
+
+
+def test_the_attackers_threshold_gives_the_false_alarm_rate_it_was_set_for():
+    # P(|X₁ − X₂| > τ) for two Lap(s): e^{−τ/s}(1 + τ/(2s)); at the threshold it is exactly the target.
+    for target in (0.01, 0.05, 0.2):
+        u = q._laplace_difference_threshold(target)
+        assert math.exp(-u) * (1 + u / 2) == pytest.approx(target, rel=1e-9)
+    draws = np.random.default_rng(5).laplace(0.0, 1.0, (400_000, 2))
+    u = q._laplace_difference_threshold(0.01)
+    assert np.mean(np.abs(draws[:, 0] - draws[:, 1]) > u) == pytest.approx(0.01, abs=5 * math.sqrt(0.01 / 400_000))
 
 
 def test_same_attack_respects_the_limit_with_global_sensitivity():

@@ -161,7 +161,8 @@ def average_updates(updates, sizes) -> np.ndarray:
     Pesar por n_k hace que, con E = 1 y todos los clientes, el paso sea
     exactamente el del gradiente de toda la base: Σ_k (n_k/n)·(1/n_k) Σ_{i∈k} gᵢ
     = (1/n) Σᵢ gᵢ. Un promedio sin pesos daría a un hospital de 7 pacientes la
-    misma voz que a uno de 1274.
+    misma voz que a uno de 1274 (los extremos de la partición de
+    entrenamiento del censo, un hospital por nivel educativo).
     """
     updates = check_finite(updates, name="updates")
     sizes = check_finite(sizes, name="sizes")

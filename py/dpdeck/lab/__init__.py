@@ -166,9 +166,14 @@ def format_lab(result: dict) -> str:
     return json.dumps(result, sort_keys=True, ensure_ascii=False, indent=2)
 
 
+#: What ``--help`` says the lab does (plain text: the terminal shows no reST).
+DESCRIPTION = ("Imprime el JSON del laboratorio de la clase: kind, seed, inputs, results, evidence y "
+               "limitations, el mismo byte a byte con la misma semilla.")
+
+
 def main(argv=None) -> int:
     """``python -m dpdeck.lab --seed N [--extension ARCHIVO]``: imprime el JSON del laboratorio."""
-    parser = argparse.ArgumentParser(prog="python -m dpdeck.lab", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m dpdeck.lab", description=DESCRIPTION)
     parser.add_argument("--seed", type=int, default=0, help="semilla (entero ≥ 0; por defecto 0)")
     parser.add_argument("--extension", metavar="ARCHIVO",
                         help="JSON con la extensión del reto (claves: " + ", ".join(EXTENSION_FIELDS) +

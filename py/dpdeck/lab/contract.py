@@ -35,8 +35,9 @@ LIMITATIONS = [
     "El mecanismo gaussiano clásico (Dwork y Roth 2014, Teorema A.1) solo vale para ε < 1; por eso "
     "el descenso privado exige ε/T < 1 y el laboratorio no usa el gaussiano analítico para calibrar "
     "(solo para medir el ε exacto de una composición).",
-    "Privacidad por registro, no por usuario: cada fila es una persona distinta; si una persona "
-    "aportara varias filas, la sensibilidad y toda la contabilidad cambiarían.",
+    "Privacidad por registro, no por usuario, en los pasos de los capítulos 1 a 5: cada fila es una "
+    "persona distinta; si una persona aportara varias filas, la sensibilidad y toda la contabilidad "
+    "cambiarían. El capítulo 6 protege clientes enteros (sus limitaciones lo detallan).",
     "Datos sintéticos: el censo imita la estructura del conjunto de datos Adult pero nadie en él "
     "existe; las exactitudes y los codos dependen de cómo se generó.",
     "Código de enseñanza, no de producción: descenso de gradiente de lote completo con composición "

@@ -372,8 +372,9 @@ def measure_local_sensitivity(census, rng, *, epsilon=1.0, extreme=99_999):
     results = {"epsilon": epsilon, **leak}
     evidence = [
         _fact("local_sensitivity",
-              "Con ruido calibrado a la sensibilidad local, un atacante detecta al extremo de 99 999 "
-              "mucho más de lo que ε-DP permite (e^ε × tasa de falsas alarmas).",
+              "Con ruido calibrado a la sensibilidad local, un atacante que mira la resta de dos "
+              "publicaciones (solo la escala del ruido) detecta al extremo de 99 999 mucho más de lo que "
+              "dos publicaciones ε-DP permiten (e^{2ε} × su tasa de falsas alarmas, 1 %).",
               leak["true_positive_rate"] > leak["dp_limit"],
               true_positive_rate=leak["true_positive_rate"], dp_limit=leak["dp_limit"],
               false_positive_rate=leak["false_positive_rate"]),
