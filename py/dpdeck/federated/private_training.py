@@ -377,8 +377,10 @@ def measure_subgroup_accuracy(census, *, epsilon, rng, repeats=20, delta=learnin
     modelos privados con ``learning.noisy_gradient_descent``. Devuelve una
     tabla con una fila por grupo y una última fila ``"total"``: ``groups``
     (nombres), ``sizes`` (personas de prueba), ``high_income_rate``,
-    ``nonprivate`` y ``private`` (exactitud; la privada, media de las
-    repeticiones).
+    ``nonprivate``, ``private`` (exactitud; la privada, media de las
+    repeticiones) y ``control``: la de las mismas corridas sin ruido, con el
+    mismo n̂ y el mismo paso (``learning.train_noise_free_control``), que
+    separa lo que hace el paso de lo que hace el ruido.
     """
     epsilon = check_epsilon(epsilon)
     repeats = check_positive_int(repeats, name="repeats")

@@ -8,8 +8,12 @@ segura y DP sobre el agregado), cada una con su propio generador derivado de
 (``dpdeck.experiments``), con el generador del laboratorio.
 
 Cada hecho es una medición que una implementación equivocada haría falsa
-(tests/py/lab/test_lab.py rompe la implementación y ve caer cada uno); sus textos
-siguen la regla de números del mazo (``dpdeck.numbers``).
+(tests/py/lab/test_sabotage.py rompe la implementación y ve caer cada uno; la
+tabla de README.md dice qué rotura atrapa cada hecho). Los que miden ruido lo
+comparan con una cuenta sin ruido recalculada aparte, con pruebas de
+``dpdeck.audits`` de falsa alarma ≤ 10⁻⁶; los resultados que dependen del paso
+del servidor se contrastan con un contrafactual sin ruido. Sus textos siguen
+la regla de números del mazo (``dpdeck.numbers``).
 """
 
 from __future__ import annotations

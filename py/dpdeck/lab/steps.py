@@ -41,7 +41,7 @@ def _laplace_privacy_loss(outputs, *, here, there, scale) -> np.ndarray:
 # Cada paso recibe el censo y su propio generador y devuelve
 # (resultados, lista de hechos). El orden y los nombres forman el contrato.
 # Cada hecho es una medición que una implementación equivocada haría falsa;
-# tests/py/lab/test_lab.py rompe la implementación y ve caer cada uno.
+# tests/py/lab/test_sabotage.py rompe la implementación y ve caer cada uno.
 
 
 def describe_census(census, rng):
