@@ -360,9 +360,9 @@ CELL_OUTPUTS = [
     ("ejercicio-fedavg", "FedAvg:       [0,039; 0,305; 1,722]"),
     ("ejercicio-fedavg", "centralizado: [0,017; 0,437; 0,698]"),
     # The masks' starter: every update hidden, but the sum drags the masks along.
-    ("ejercicio-mascaras", "el hospital 0 envía: [−334,3; −361,3; −401,6]"),
+    ("ejercicio-mascaras", "el hospital 0 envía: [−1050,1; 332,6; −307,3]"),
     ("ejercicio-mascaras", "suma real:   [0,195; 0,628; −0,500]"),
-    ("ejercicio-mascaras", "suma segura: [106,746; 119,220; 1188,090]"),
+    ("ejercicio-mascaras", "suma segura: [1546,448; 1014,500; −608,327]"),
     ("fuga-karen", "edad:      34\n"),
     ("fuga-karen", "educación: 13\n"),
     ("fuga-karen", "¿ingreso alto? sí"),

@@ -385,7 +385,7 @@ def _group_identical_rows(X, y) -> tuple:
     return grouped
 
 
-def _descend_noisily(X, y, theta, *, sigma, step_over_n, iterations, clip_norm, rng, repeats):
+def _descend_noisily(X, y, theta, *, sigma, step_over_n, iterations, clip_norm, rng, repeats, add_noise=True):
     """``repeats`` descensos privados independientes a la vez (filas de ``theta``).
 
     El gradiente de cada persona es (σ(xᵢ·θ) − yᵢ)·xᵢ, así que su norma es
@@ -394,7 +394,8 @@ def _descend_noisily(X, y, theta, *, sigma, step_over_n, iterations, clip_norm, 
     personas (es exactamente Σᵢ clip_C(gᵢ)); las personas idénticas se suman
     una vez, por su número (``_group_identical_rows``). ``step_over_n`` es
     η/n̂ de cada corrida. Con ``repeats=1`` el flujo aleatorio es el de una
-    sola corrida.
+    sola corrida. Con ``add_noise=False`` el ruido se sortea igual pero no se
+    suma: el contrafactual sin ruido, con el mismo azar.
     """
     X, y, people = _group_identical_rows(X, y)
     row_norms = np.linalg.norm(X, axis=1)[:, None]
@@ -403,7 +404,8 @@ def _descend_noisily(X, y, theta, *, sigma, step_over_n, iterations, clip_norm, 
         residual = sigmoid(X @ thetas.T) - y[:, None]  # filas distintas × repeats
         scale = np.minimum(1.0, clip_norm / np.maximum(np.abs(residual) * row_norms, 1e-300))
         clipped_sum = (X.T @ (residual * scale * people[:, None])).T  # repeats × d
-        thetas = thetas - step_over_n[:, None] * add_gaussian_noise(clipped_sum, sigma=sigma, rng=rng)
+        noisy_sum = add_gaussian_noise(clipped_sum, sigma=sigma, rng=rng)
+        thetas = thetas - step_over_n[:, None] * (noisy_sum if add_noise else clipped_sum)
     return thetas
 
 
@@ -442,7 +444,7 @@ def calibrate_training(shape, *, epsilon, delta, iterations, clip_norm, rng,
 
 
 def _train_noisily(X, y, *, epsilon, delta, iterations, clip_norm, rng, learning_rate, noise_radius,
-                   initial_theta, repeats, count_share=DEFAULT_COUNT_SHARE, ledger=None):
+                   initial_theta, repeats, count_share=DEFAULT_COUNT_SHARE, ledger=None, add_noise=True):
     """``repeats`` entrenamientos privados con la calibración de ``noisy_gradient_descent``.
 
     Cada corrida estima su n con ``calibrate_training``, que también da σ y
@@ -460,7 +462,7 @@ def _train_noisily(X, y, *, epsilon, delta, iterations, clip_norm, rng, learning
     theta = make_initial_theta(X.shape[1]) if initial_theta is None else _check_theta(initial_theta, X.shape[1])
     return _descend_noisily(
         X, y, theta, sigma=sigma, step_over_n=step / noisy_n, iterations=int(iterations),
-        clip_norm=float(clip_norm), rng=rng, repeats=repeats,
+        clip_norm=float(clip_norm), rng=rng, repeats=repeats, add_noise=add_noise,
     )
 
 
@@ -506,6 +508,26 @@ def noisy_gradient_descent(
         X, y, epsilon=epsilon, delta=delta, iterations=iterations, clip_norm=clip_norm, rng=rng,
         learning_rate=learning_rate, noise_radius=noise_radius, initial_theta=initial_theta, repeats=1,
         count_share=count_share, ledger=ledger,
+    )
+    return thetas[0]
+
+
+def train_noise_free_control(X, y, *, epsilon, delta, iterations, clip_norm, rng,
+                             learning_rate=DEFAULT_LEARNING_RATE, noise_radius=DEFAULT_NOISE_RADIUS,
+                             count_share=DEFAULT_COUNT_SHARE) -> np.ndarray:
+    """El contrafactual de ``noisy_gradient_descent``: el mismo descenso, sin sumar el ruido.
+
+    Con el mismo ``rng`` (el mismo estado) sortea lo mismo que
+    ``noisy_gradient_descent``: el mismo n̂, el mismo σ y el mismo paso η;
+    el ruido de cada paso se sortea y se descarta. Separa lo que hace el paso
+    de lo que hace el ruido: si el control tampoco aprende, la culpa es del
+    paso. NO es privado: recorta, pero publica sumas sin ruido.
+    """
+    X, y = check_dataset(X, y)
+    thetas = _train_noisily(
+        X, y, epsilon=epsilon, delta=delta, iterations=iterations, clip_norm=clip_norm, rng=rng,
+        learning_rate=learning_rate, noise_radius=noise_radius, initial_theta=None, repeats=1,
+        count_share=count_share, add_noise=False,
     )
     return thetas[0]
 

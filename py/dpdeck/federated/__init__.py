@@ -97,6 +97,7 @@ from .secure_aggregation import (
 from .private_training import (
     EDUCATION_BANDS,
     calibrate_rounds,
+    compare_noise_and_step,
     compare_privacy_units,
     measure_subgroup_accuracy,
     train_federated_privately,
@@ -144,6 +145,7 @@ __all__ = [
     "calibrate_rounds",
     "train_federated_privately",
     "compare_privacy_units",
+    "compare_noise_and_step",
     "EDUCATION_BANDS",
     "measure_subgroup_accuracy",
 ]

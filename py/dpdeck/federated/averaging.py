@@ -257,7 +257,8 @@ def _run_fedavg(X, y, owners, rngs, theta, *, rounds, client_fraction, local_epo
 
     Con ``stop_accuracy`` se detiene en la primera ronda en que todas las
     corridas ya la alcanzaron alguna vez. Devuelve ``thetas`` (corridas × d), ``accuracy``
-    (corridas × rondas, o ``None``) y ``participants`` (m de cada corrida).
+    (corridas × rondas, o ``None``), ``participants`` (m de cada corrida) y
+    ``selections`` (por corrida, la lista de los clientes elegidos en cada ronda).
     """
     runs = len(owners)
     clients = np.array([int(owner.max()) + 1 for owner in owners])
@@ -272,9 +273,12 @@ def _run_fedavg(X, y, owners, rngs, theta, *, rounds, client_fraction, local_epo
     evaluate = X_test is not None
     accuracies = []
     participants = np.zeros(runs, dtype=np.intp)
+    selections = [[] for _ in range(runs)]
     for _ in range(rounds):
         chosen = [select_clients(int(k), fraction=client_fraction, rng=generator) for k, generator in zip(clients, rngs)]
         participants = np.array([selected.size for selected in chosen])
+        for run, selected in zip(selections, chosen):
+            run.append(selected)
         chosen = np.concatenate([selected + offset for selected, offset in zip(chosen, offsets)])
         if chosen.size == all_sizes.size:  # todos participan: sin copiar filas
             X_round, y_round, sizes = rows_X, rows_y, all_sizes
@@ -297,6 +301,7 @@ def _run_fedavg(X, y, owners, rngs, theta, *, rounds, client_fraction, local_epo
         "thetas": thetas,
         "accuracy": np.array(accuracies).T if evaluate else None,
         "participants": participants,
+        "selections": selections,
     }
 
 
@@ -343,7 +348,8 @@ def compare_splits(census, *, clients, client_fraction, local_epochs, rounds, rn
     ``clients`` clientes; el no IID, uno por nivel educativo (16 hospitales de
     tamaños muy distintos). Devuelve ``rounds``, ``iid`` y ``non_iid``
     (exactitud, repeticiones × rondas), ``participants``, ``sizes_non_iid``,
-    ``nonprivate`` y ``majority``.
+    ``selections`` (los clientes de cada ronda, repeticiones × rondas × m:
+    los mismos en los dos repartos), ``nonprivate`` y ``majority``.
     """
     rng = check_rng(rng)
     rounds = check_positive_int(rounds, name="rounds")
@@ -369,6 +375,7 @@ def compare_splits(census, *, clients, client_fraction, local_epochs, rounds, rn
         "non_iid": curves["non_iid"],
         "participants": participants,
         "sizes_non_iid": count_examples(non_iid),
+        "selections": np.array(run["selections"][1::2]),
         "nonprivate": task["nonprivate"],
         "majority": task["majority"],
     }

@@ -112,8 +112,10 @@ def measure_leakage(census, *, person, batch_sizes, noise_multiplier, trials, rn
     la regresión logística sin privacidad entrenada sobre el censo: un modelo
     avanzado del entrenamiento).
     Devuelve ``true`` (edad, educación, ingreso), ``alone`` (lo reconstruido),
-    ``alone_error`` (máximo error absoluto de edad y educación), ``batch_sizes``,
-    ``batch_error`` (mediana del error de edad por B) y ``noisy_error``.
+    ``alone_error`` (máximo error absoluto de edad y educación), ``update`` (la
+    actualización sola), ``batch_sizes``, ``batch_error`` (mediana del error de
+    edad por B), ``noisy_updates`` (las ``trials`` actualizaciones recortadas y
+    con ruido, una por fila) y ``noisy_error``.
     """
     rng = check_rng(rng)
     trials = check_positive_int(trials, name="trials")
@@ -157,5 +159,6 @@ def measure_leakage(census, *, person, batch_sizes, noise_multiplier, trials, rn
         "batch_error": np.array(batch_error),
         "noise_multiplier": float(noise_multiplier),
         "clip_norm": float(clip_norm),
+        "noisy_updates": noisy,
         "noisy_error": float(np.median(np.abs(noisy_ages - true["age"]))),
     }

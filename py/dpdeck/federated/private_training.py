@@ -14,6 +14,8 @@ cuenta cada ronda como si participaran todos (una cota válida, más pesimista).
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from .. import learning, mechanisms
@@ -91,7 +93,8 @@ def calibrate_rounds(clients, dimension, *, epsilon, delta, rounds, clip_norm, r
 
 
 def _train_privately(task, *, epsilons, delta, rounds, client_fraction, local_epochs, clip_norm, rng,
-                     learning_rate, count_share, noise_radius, repeats, ledger=None):
+                     learning_rate, count_share, noise_radius, repeats, ledger=None, server_step=None,
+                     add_noise=True, trace=None):
     """DP-FedAvg con varios ε y ``repeats`` corridas por ε, todas a la vez, sobre datos agrupados por cliente.
 
     ``task`` es ``(X, y, owner)`` ya validado y agrupado (``_group_by_client``).
@@ -105,6 +108,14 @@ def _train_privately(task, *, epsilons, delta, rounds, client_fraction, local_ep
     (solo si C < 1) y el ruido. Con un solo ε, una corrida, una persona por
     cliente, C = 1, E = 1 y S = η·C, cada ronda es un paso de
     ``learning.noisy_gradient_descent`` con el mismo azar.
+
+    ``server_step`` (un número) reemplaza la regla del paso por un paso
+    público fijo. ``add_noise=False`` es el contrafactual sin ruido: el ruido
+    se sortea igual (el azar de K̂, de la selección y de las rondas no se
+    mueve) pero no se suma; lo que sale no es privado. Con ``trace`` (un
+    diccionario) deja ahí lo que publicó cada ronda: ``released`` (la suma
+    con ruido, ε × corridas × T × d) y ``thetas`` (el modelo antes de cada
+    ronda y el final, ε × corridas × (T + 1) × d).
     """
     X, y, owner = task
     clients, dimension = int(owner[-1]) + 1, X.shape[1]
@@ -116,12 +127,15 @@ def _train_privately(task, *, epsilons, delta, rounds, client_fraction, local_ep
     estimated = np.array([np.atleast_1d(c[0]) for c in calibrations])
     sigmas = np.array([c[1] for c in calibrations])
     steps = np.array([np.atleast_1d(c[2]) for c in calibrations])
+    if server_step is not None:
+        steps = np.full_like(steps, check_positive(server_step, name="server_step"))
     runs = len(epsilons) * repeats
     sizes = np.bincount(owner, minlength=clients).astype(float)
     thetas = np.repeat(learning.make_initial_theta(dimension)[None, :], runs, axis=0)
     scale = (steps / (client_fraction * estimated)).reshape(runs, 1)
     one_row_each = local_epochs == 1 and clients == X.shape[0]
     row_norms = np.linalg.norm(X, axis=1)
+    released, history = [], [thetas]
     for _ in range(rounds):
         # El servidor trata −Δ_k como un gradiente (el «pseudogradiente» de Reddi et al. 2021): el
         # signo del descenso privado del capítulo 5.
@@ -142,8 +156,15 @@ def _train_privately(task, *, epsilons, delta, rounds, client_fraction, local_ep
                 mask = _select_poisson(rng, (repeats, clients), client_fraction)
                 chosen = chosen * (mask if one_row_each else mask[:, :, None])
             total = chosen @ X if one_row_each else np.einsum("rkd->rd", chosen)
-            noisy_sums.append(mechanisms.add_gaussian_noise(total, sigma=float(sigma), rng=rng))
-        thetas = thetas - scale * np.concatenate(noisy_sums)
+            noisy = mechanisms.add_gaussian_noise(total, sigma=float(sigma), rng=rng)
+            noisy_sums.append(noisy if add_noise else total)
+        released.append(np.concatenate(noisy_sums))
+        thetas = thetas - scale * released[-1]
+        history.append(thetas)
+    if trace is not None:
+        shape = (len(epsilons), repeats, rounds + 1, dimension)
+        trace["released"] = np.stack(released, axis=1).reshape(shape[0], shape[1], rounds, dimension)
+        trace["thetas"] = np.stack(history, axis=1).reshape(shape)
     return thetas.reshape(len(epsilons), repeats, dimension), sigmas, estimated, steps
 
 
@@ -163,6 +184,7 @@ def train_federated_privately(
     count_share=learning.DEFAULT_COUNT_SHARE,
     noise_radius=learning.DEFAULT_NOISE_RADIUS,
     ledger=None,
+    server_step=None,
 ) -> dict:
     """FedAvg con privacidad diferencial sobre el agregado (DP-FedAvg), por cliente.
 
@@ -187,9 +209,15 @@ def train_federated_privately(
     descenso privado del capítulo 5 (``learning.noisy_gradient_descent``):
     el mismo azar, el mismo modelo y las mismas publicaciones en el libro.
 
+    ``server_step`` (opcional) es un paso del servidor público y fijo en vez
+    de la regla de ``calibrate_rounds``: no mira los datos, así que la
+    garantía no cambia.
+
     Devuelve ``theta``, ``sigma`` (σ = zS), ``noise_multiplier`` (z),
-    ``estimated_clients`` (K̂), ``server_learning_rate`` (η_s) y
-    ``clients`` (K).
+    ``estimated_clients`` (K̂), ``server_learning_rate`` (η_s), ``clients``
+    (K) y, ronda a ronda, ``released_sums`` (lo que publica cada ronda: la
+    suma recortada con su ruido, T × d) y ``thetas_by_round`` (el modelo que
+    recibe cada ronda y el final, (T + 1) × d).
     """
     X, y, owner = _check_task(X, y, owner)
     rounds = check_positive_int(rounds, name="rounds")
@@ -198,10 +226,12 @@ def train_federated_privately(
     clip_norm = check_positive(clip_norm, name="clip_norm")
     client_fraction = check_fraction(client_fraction, name="client_fraction")
     rng = check_rng(rng)
+    trace = {}
     thetas, sigmas, estimated, steps = _train_privately(
         _group_by_client(X, y, owner), epsilons=[epsilon], delta=delta, rounds=rounds,
         client_fraction=client_fraction, local_epochs=local_epochs, clip_norm=clip_norm, rng=rng,
         learning_rate=learning_rate, count_share=count_share, noise_radius=noise_radius, repeats=1, ledger=ledger,
+        server_step=server_step, trace=trace,
     )
     return {
         "theta": thetas[0, 0],
@@ -210,6 +240,62 @@ def train_federated_privately(
         "estimated_clients": float(estimated[0, 0]),
         "server_learning_rate": float(steps[0, 0]),
         "clients": int(owner.max()) + 1,
+        "released_sums": trace["released"][0, 0],
+        "thetas_by_round": trace["thetas"][0, 0],
+    }
+
+
+def compare_noise_and_step(task, owner, *, epsilon, rng, repeats=5, server_step=1.0,
+                           rounds=learning.DEFAULT_ITERATIONS, delta=learning.DEFAULT_DELTA) -> dict:
+    """¿El ruido o el paso? DP-FedAvg contra su contrafactual sin ruido, con la regla del paso y con un paso fijo.
+
+    Cuatro entrenamientos de ``repeats`` corridas cada uno, con C = 1, E = 1 y
+    S = η·C sobre los clientes de ``owner`` (la partición de
+    ``split_census_task`` en ``task``):
+
+    * ``private``: DP-FedAvg tal cual (``train_federated_privately``);
+    * ``control``: las mismas corridas, con el mismo azar (K̂, paso), sin
+      sumar el ruido. No es privado: mide qué hace el paso solo;
+    * ``private_fixed_step`` y ``control_fixed_step``: lo mismo con un paso
+      del servidor público ``server_step`` en vez de la regla.
+
+    Con pocos clientes (16 hospitales) la regla η_s = min(1, r·K̂/(σ√(Td)))
+    da un paso tan corto que el modelo no sale de la clase mayoritaria, con
+    ruido o sin él; con un paso de 1, el control aprende y el ruido se lo
+    impide. Devuelve la exactitud de prueba de cada corrida (cuatro arreglos),
+    ``steps`` (η_s de la regla, por corrida), ``sigma``, ``server_step``,
+    ``nonprivate``, ``majority`` y, de las corridas privadas, ``released``
+    y ``thetas`` (la traza de ``_train_privately``: regla y paso fijo, en ese orden).
+    """
+    rng = check_rng(rng)
+    repeats = check_positive_int(repeats, name="repeats")
+    X, y = task["X_train"], task["y_train"]
+    grouped = _group_by_client(X, y, check_nonempty(np.asarray(owner), name="owner"))
+    seed = int(rng.integers(2**32))
+    runs, traces = {}, []
+    for name, step, noise in (("private", None, True), ("control", None, False),
+                              ("private_fixed_step", server_step, True), ("control_fixed_step", server_step, False)):
+        trace = {}
+        thetas, sigmas, _, steps = _train_privately(
+            grouped, epsilons=[epsilon], delta=delta, rounds=rounds, client_fraction=1.0, local_epochs=1,
+            clip_norm=DEFAULT_UPDATE_CLIP, rng=np.random.default_rng(seed), learning_rate=learning.DEFAULT_LEARNING_RATE,
+            count_share=learning.DEFAULT_COUNT_SHARE, noise_radius=learning.DEFAULT_NOISE_RADIUS, repeats=repeats,
+            server_step=step, add_noise=noise, trace=trace,
+        )
+        runs[name] = np.mean((task["X_test"] @ thetas[0].T > 0) == (task["y_test"][:, None] == 1), axis=0)
+        if noise:
+            traces.append(trace)
+        if name == "private":
+            rule_steps = steps[0]
+    return {
+        **runs,
+        "steps": rule_steps,
+        "sigma": float(sigmas[0]),
+        "server_step": float(server_step),
+        "nonprivate": task["nonprivate"],
+        "majority": task["majority"],
+        "released": np.concatenate([trace["released"][0] for trace in traces]),
+        "thetas": np.concatenate([trace["thetas"][0] for trace in traces]),
     }
 
 
@@ -295,8 +381,10 @@ def measure_subgroup_accuracy(census, *, epsilon, rng, repeats=20, delta=learnin
     modelos privados con ``learning.noisy_gradient_descent``. Devuelve una
     tabla con una fila por grupo y una última fila ``"total"``: ``groups``
     (nombres), ``sizes`` (personas de prueba), ``high_income_rate``,
-    ``nonprivate`` y ``private`` (exactitud; la privada, media de las
-    repeticiones).
+    ``nonprivate``, ``private`` (exactitud; la privada, media de las
+    repeticiones) y ``control``: la de las mismas corridas sin ruido, con el
+    mismo n̂ y el mismo paso (``learning.train_noise_free_control``), que
+    separa lo que hace el paso de lo que hace el ruido.
     """
     epsilon = check_epsilon(epsilon)
     repeats = check_positive_int(repeats, name="repeats")
@@ -308,17 +396,23 @@ def measure_subgroup_accuracy(census, *, epsilon, rng, repeats=20, delta=learnin
     members.append(np.ones(len(y_test), dtype=bool))
     reference = learning.train_logistic(X, y)
     correct = (X_test @ reference > 0) == (y_test == 1)
-    private_correct = np.zeros(len(y_test))
+    private_correct, control_correct = np.zeros(len(y_test)), np.zeros(len(y_test))
     for _ in range(repeats):
+        # The control replays this run's draws (n̂, σ, η) from a copy of the generator, without the noise.
+        control = learning.train_noise_free_control(X, y, epsilon=epsilon, delta=delta, iterations=iterations,
+                                                    clip_norm=learning.DEFAULT_CLIP_NORM, rng=copy.deepcopy(rng))
         theta = learning.noisy_gradient_descent(X, y, epsilon=epsilon, delta=delta, iterations=iterations,
                                                 clip_norm=learning.DEFAULT_CLIP_NORM, rng=rng)
         private_correct += (X_test @ theta > 0) == (y_test == 1)
+        control_correct += (X_test @ control > 0) == (y_test == 1)
     private_correct /= repeats
+    control_correct /= repeats
     return {
         "groups": [name for name, _, _ in bands] + ["total"],
         "sizes": np.array([int(member.sum()) for member in members]),
         "high_income_rate": np.array([float(y_test[member].mean()) for member in members]),
         "nonprivate": np.array([float(correct[member].mean()) for member in members]),
         "private": np.array([float(private_correct[member].mean()) for member in members]),
+        "control": np.array([float(control_correct[member].mean()) for member in members]),
         "epsilon": epsilon,
     }

@@ -41,7 +41,7 @@ def _laplace_privacy_loss(outputs, *, here, there, scale) -> np.ndarray:
 # Cada paso recibe el censo y su propio generador y devuelve
 # (resultados, lista de hechos). El orden y los nombres forman el contrato.
 # Cada hecho es una medición que una implementación equivocada haría falsa;
-# tests/py/lab/test_lab.py rompe la implementación y ve caer cada uno.
+# tests/py/lab/test_sabotage.py rompe la implementación y ve caer cada uno.
 
 
 def describe_census(census, rng):
@@ -118,8 +118,11 @@ def work_hospital_example(census, rng, *, count=42, epsilon=0.5, samples=100_000
     threshold = count + 1
     p_here = float(np.mean(here > threshold))
     p_there = float(np.mean(there > threshold))
-    log_ratio = math.log(p_here / p_there)
-    log_se = math.sqrt((1 - p_here) / (samples * p_here) + (1 - p_there) / (samples * p_there))
+    # A tail that never happens (no noise at all) leaves the ratio undefined: the fact is false.
+    measurable = 0 < p_here < 1 and 0 < p_there < 1
+    log_ratio = math.log(p_here / p_there) if measurable else math.inf
+    log_se = (math.sqrt((1 - p_here) / (samples * p_here) + (1 - p_there) / (samples * p_there)) if measurable
+              else math.inf)
     # Tres publicaciones: la pérdida de privacidad Σ ln(p_D/p_D') de cada trío publicado.
     triples = here[: 3 * (samples // 3)].reshape(-1, 3)
     losses = _laplace_privacy_loss(triples, here=count, there=count - 1, scale=scale)
@@ -152,7 +155,7 @@ def work_hospital_example(census, rng, *, count=42, epsilon=0.5, samples=100_000
               "La definición, medida: la salida supera 43 con probabilidad 0,30 si el conteo es 42 y 0,18 "
               "si es 41; la razón medida es e^ε ≈ 1,65 (±5 errores estándar): el mecanismo gasta su ε, "
               "ni más ni menos.",
-              abs(log_ratio - epsilon) <= 5 * log_se, ratio=math.exp(log_ratio), bound=math.exp(epsilon),
+              measurable and abs(log_ratio - epsilon) <= 5 * log_se, ratio=math.exp(log_ratio), bound=math.exp(epsilon),
               log_standard_error=log_se),
         _fact("hospital",
               "Tres publicaciones con ε = 0,5: la pérdida de privacidad medida llega a 1,5 (en un 12,5 % "

@@ -1,6 +1,6 @@
 """dpdeck.lab.federated: chapter 6 in the lab, with dpdeck.lab's contract.
 
-The facts themselves are broken one by one in test_lab.py (``SABOTAGES``); here,
+The facts themselves are broken one by one in test_sabotage.py; here,
 the chapter's shape: its parts, its reproducibility, the experiments it shares
 with the slides, and the limitations it states.
 """
@@ -30,7 +30,7 @@ def test_the_chapter_reports_every_part_and_all_its_facts_hold(chapter):
     assert list(results) == [name for name, _ in lab_federated.PARTS]
     assert [name for name, _ in lab_federated.PARTS] == ["fedavg", "leakage", "secure_aggregation",
                                                          "private_aggregate"]
-    assert len(evidence) == 13
+    assert len(evidence) == 18
     assert [item["fact"] for item in evidence if not item["holds"]] == []
     assert all(set(item) == {"result", "fact", "holds", "values"} and item["result"] == lab_federated.STEP
                and item["values"] for item in evidence)

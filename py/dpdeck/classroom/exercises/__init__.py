@@ -10,10 +10,10 @@ español que dice qué está bien, qué falta y, si reconoce el error típico
 persona…), cuál es.
 
 Las comprobaciones estadísticas llaman a la función del estudiante miles de
-veces con un generador de semilla fija (el veredicto es reproducible) y
-aceptan una medida si está a menos de ``Z_TOLERANCE`` errores estándar de la
-teórica: una implementación correcta falla con probabilidad menor que 10⁻⁶
-(aproximación normal), y cada error típico queda a más de 15 errores estándar.
+veces con un generador de semilla fija (el veredicto es reproducible) y miden
+el ruido con pruebas de falsa alarma acotada (``FALSE_ALARM``, 10⁻⁶ cada una:
+una implementación correcta casi nunca falla): su centro, su escala y su cola
+lejana, donde un ruido recortado o de otra forma se delata.
 
 En el navegador, el *worker* llama a ``run_check(código, check=…)``, que
 ejecuta la celda con ``dpdeck.classroom.cellrun.run_cell`` y aplica la comprobación a su
@@ -54,10 +54,10 @@ from .gaussian import check_gaussian_sigma
 from .lab_challenge import check_lab_extension, export_lab
 from .laplace import check_laplace_scale
 from .per_person_clipping import check_per_person_clipping
-from .toolkit import Z_TOLERANCE, Finding, Verdict
+from .toolkit import FALSE_ALARM, Finding, Verdict
 
 __all__ = [
-    "Z_TOLERANCE",
+    "FALSE_ALARM",
     "Finding",
     "Verdict",
     "CHECKS",

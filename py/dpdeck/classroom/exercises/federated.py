@@ -7,7 +7,7 @@ from typing import Mapping
 import numpy as np
 
 from ..._checks import describe
-from .toolkit import _Findings, Verdict, _call, _check_uses_rng, _num, _require_function, _run, seeded_rng
+from .toolkit import _Findings, Verdict, _call, _num, _require_function, _run, seeded_rng
 
 
 # --------------------------------------------- capítulo 6: el promedio de FedAvg --
@@ -28,20 +28,23 @@ def check_fedavg_average(defined: Mapping) -> Verdict:
     actualización de salida, ponderada por los ejemplos de cada cliente.
 
     Errores que reconoce: el promedio simple (un cliente con 10 ejemplos pesa
-    como uno con 2000), la suma ponderada sin dividir por n, devolver una fila
-    por cliente.
+    como uno con 2000), la suma ponderada sin dividir por n, dividir por el
+    número de clientes, pesos 1/n_k o n_k², olvidar el primer o el último
+    cliente, la mediana, devolver una fila por cliente.
     Referencia: McMahan et al. (2017), Algoritmo 1 (FederatedAveraging).
     """
     name = "promediar"
 
     def body(findings: _Findings) -> None:
         function = _require_function(findings, defined, name, "actualizaciones, tamanos")
+        changed = False
         for index, sizes in enumerate(FEDAVG_SIZES):
             updates = _updates_fixture(len(sizes), index)
             weights = np.array(sizes, dtype=float)
             expected = (weights[:, None] * updates).sum(axis=0) / weights.sum()
             given = updates.copy()
             output = _call(findings, function, name, given, np.array(sizes))
+            changed = changed or not np.array_equal(given, updates)
             case = f"tamaños {', '.join(str(size) for size in sizes)}"
             try:
                 average = np.asarray(output, dtype=float)
@@ -57,21 +60,36 @@ def check_fedavg_average(defined: Mapping) -> Verdict:
             if np.allclose(average, expected, rtol=1e-9, atol=1e-12):
                 findings.ok(f"Con {case} el promedio pondera cada cliente por n_k/n.")
                 continue
-            diagnosis = [
-                (updates.mean(axis=0), " Es el promedio simple: todos los clientes pesan igual, y uno con "
-                                       "10 ejemplos cuenta como uno con 2000. Pondera por n_k/n."),
-                ((weights[:, None] * updates).sum(axis=0), " Es la suma ponderada: falta dividir por "
-                                                            "n = Σ n_k (los pesos n_k/n suman 1)."),
-                ((weights[:, None] * updates).sum(axis=0) / len(sizes),
-                 " Divides por el número de clientes; se divide por n = Σ n_k."),
-            ]
-            hint = next((text for value, text in diagnosis if np.allclose(average, value, rtol=1e-9)), "")
+            with np.errstate(all="ignore"):   # one client: «without the last one» divides by zero
+                diagnosis = _average_mistakes(updates, weights)
+            hint = next((text for value, text in diagnosis
+                         if value.shape == average.shape and np.allclose(average, value, rtol=1e-9)), "")
             findings.fail(f"Con {case} tu promedio no es Σ (n_k/n)·Δ_k.{hint}", stop=True)
-        if not np.array_equal(given, _updates_fixture(len(FEDAVG_SIZES[-1]), len(FEDAVG_SIZES) - 1)):
+        if changed:
             findings.ok("(Ojo: tu función modifica las actualizaciones que recibe; no cambia el promedio, "
                         "pero es más seguro no tocarlas.)")
 
     return _run("promedio-fedavg", body)
+
+
+def _average_mistakes(updates, weights) -> list:
+    """What each typical mistake averages to, with what is wrong with it."""
+    weighted = weights[:, None] * updates
+    return [
+        (updates.mean(axis=0), " Es el promedio simple: todos los clientes pesan igual, y uno con "
+                               "10 ejemplos cuenta como uno con 2000. Pondera por n_k/n."),
+        (weighted.sum(axis=0), " Es la suma ponderada: falta dividir por n = Σ n_k (los pesos n_k/n suman 1)."),
+        (weighted.sum(axis=0) / len(weights), " Divides por el número de clientes; se divide por n = Σ n_k."),
+        ((updates / weights[:, None]).sum(axis=0) / (1 / weights).sum(),
+         " Pesas al revés, por 1/n_k: los clientes chicos pesarían más que los grandes. El peso es n_k/n."),
+        ((weights[:, None] ** 2 * updates).sum(axis=0) / (weights ** 2).sum(),
+         " Pesas por n_k²: el peso de cada cliente es n_k/n."),
+        (weighted[:-1].sum(axis=0) / weights[:-1].sum(),
+         " Falta el último cliente: ¿tu bucle se detiene uno antes (`range(len(tamanos) - 1)`)?"),
+        (weighted[1:].sum(axis=0) / weights[1:].sum(),
+         " Falta el primer cliente: el promedio es sobre todos los de la ronda."),
+        (np.median(updates, axis=0), " Es la mediana de las actualizaciones: FedAvg promedia, ponderando por n_k."),
+    ]
 
 
 # ------------------------------------------ capítulo 6: la agregación segura --
@@ -88,29 +106,47 @@ def _deltas_fixture(clients: int, coefficients: int, seed_offset: int) -> np.nda
     return seeded_rng(70 + seed_offset).uniform(-0.5, 0.5, size=(clients, coefficients))
 
 
-def check_pairwise_masks(defined: Mapping) -> Verdict:
-    """Capítulo 6: `enmascarar(deltas, *, rng)` suma a cada actualización máscaras por pares que se cancelan.
+def _seeds_fixture(clients: int, seed_offset: int) -> dict:
+    """The seed each pair (i, j), i < j, shares: {(i, j): entero}."""
+    values = seeded_rng(90 + seed_offset).integers(2**62, size=clients * (clients - 1) // 2)
+    pairs = [(i, j) for i in range(clients) for j in range(i + 1, clients)]
+    return {pair: int(value) for pair, value in zip(pairs, values)}
 
-    Para cada par i < j se sortea una máscara m_ij (de ``rng``) que el cliente
-    i suma y el j resta: el envío de i es Δ_i + Σ_{j>i} m_ij − Σ_{j<i} m_ji y la
-    suma de los envíos es Σ_i Δ_i, exacta. Tres rondas (4 clientes × 3
-    coeficientes, 2 × 5, 7 × 3): la forma, el azar de ``rng``, la suma igual a
-    la real (error ≤ 10⁻⁶) y cada envío lejos de su dato (algún coeficiente a
-    más de ``MASK_COVER`` veces el mayor |Δ|). Es la idea de Bonawitz et al.
-    (2017), sección 4, sin la aritmética módulo 2³² que hace uniforme a cada
-    envío (aquí, máscaras grandes bastan para la clase).
+
+def check_pairwise_masks(defined: Mapping) -> Verdict:
+    """Capítulo 6: `enmascarar(deltas, *, semillas)` suma a cada actualización las máscaras de sus pares.
+
+    Cada par i < j comparte una semilla ``semillas[(i, j)]`` que nadie más
+    conoce; de ella sale la máscara del par, m_ij, que el cliente i suma y el j
+    resta: el envío de i es Δ_i + Σ_{j>i} m_ij − Σ_{j<i} m_ji y la suma de los
+    envíos es Σ_i Δ_i, exacta. Es la idea de Bonawitz et al. (2017), sección 4,
+    sin la aritmética módulo 2³² que hace uniforme a cada envío. Tres rondas
+    (4 clientes × 3 coeficientes, 2 × 5, 7 × 3): la forma, la suma igual a la
+    real (error ≤ 10⁻⁶) y cada envío lejos de su dato (algún coeficiente a más
+    de ``MASK_COVER`` veces el mayor |Δ|). Y que las máscaras sean de los
+    pares, con cuatro clientes:
+
+    * con las mismas semillas, los mismos envíos: la máscara sale de la
+      semilla (el otro del par la rehace igual), no de otro azar;
+    * cambiar la semilla de un par cambia los envíos de sus dos clientes: la
+      máscara no es una constante ni sale de una semilla pública;
+    * y no cambia ningún otro envío: el cliente k solo usa las semillas de
+      sus pares. Unas máscaras que suman cero repartidas por un tercero (o
+      sacadas de todas las semillas) pasarían las pruebas de arriba, pero
+      alguien conocería todas: el servidor, si es él, las quita.
 
     Errores que reconoce: no enmascarar, olvidar restar la máscara al otro del
     par, sumarla a los dos, una misma máscara para todos, máscaras tan chicas
-    que dejan ver el dato, azar que no sale de ``rng``.
+    que dejan ver el dato, azar que no sale de las semillas, una semilla
+    pública, máscaras de un solo repartidor.
     """
     name = "enmascarar"
 
     def body(findings: _Findings) -> None:
-        function = _require_function(findings, defined, name, "deltas, *, rng")
+        function = _require_function(findings, defined, name, "deltas, *, semillas")
 
-        def mask(deltas, rng):
-            output = _call(findings, function, name, deltas.copy(), rng=rng)
+        def mask(deltas, seeds):
+            output = _call(findings, function, name, deltas.copy(), semillas=dict(seeds))
             try:
                 sent = np.asarray(output, dtype=float)
             except (TypeError, ValueError):
@@ -126,7 +162,7 @@ def check_pairwise_masks(defined: Mapping) -> Verdict:
         explained = False   # the typical mistake is said once, not in every round
         for index, (clients, coefficients) in enumerate(MASK_CASES):
             deltas = _deltas_fixture(clients, coefficients, index)
-            sent = mask(deltas, seeded_rng(80 + index))
+            sent = mask(deltas, _seeds_fixture(clients, index))
             case = f"{clients} clientes"
             added = sent - deltas
             excess = float(np.max(np.abs(sent.sum(axis=0) - deltas.sum(axis=0))))
@@ -157,8 +193,38 @@ def check_pairwise_masks(defined: Mapping) -> Verdict:
                               "tienen que ser mucho más grandes que los datos.")
             else:
                 findings.ok(f"Con {case} cada envío, solo, queda lejos de su actualización: la máscara la tapa.")
-        # Last: without masks at all the rounds above already say what is missing.
-        first = _deltas_fixture(*MASK_CASES[0], 0)
-        _check_uses_rng(findings, lambda rng: mask(first, rng), name)
+        if not findings.passed_so_far():
+            return   # without masks that hide and cancel, who knows them is beside the point
+        _check_masks_belong_to_pairs(findings, mask)
 
     return _run("mascaras-pares", body)
+
+
+def _check_masks_belong_to_pairs(findings: _Findings, mask) -> None:
+    """Same seeds, same sends; a pair's new seed moves exactly that pair's two sends."""
+    clients, coefficients = MASK_CASES[0]
+    deltas = _deltas_fixture(clients, coefficients, 0)
+    seeds = _seeds_fixture(clients, 0)
+    first, again = mask(deltas, seeds), mask(deltas, seeds)
+    if not np.array_equal(first, again):
+        findings.fail("Con las mismas semillas tus envíos cambian: las máscaras no salen solo de las semillas de "
+                      "los pares (¿usas `np.random` o otro generador?). Cada par rehace su máscara desde su "
+                      "semilla, `np.random.default_rng(semilla)`: si sale de otro azar, alguien más la conoce.",
+                      stop=True)
+    for pair in seeds:
+        changed = mask(deltas, {**seeds, pair: seeds[pair] + 1})
+        moved = [k for k in range(clients) if not np.allclose(changed[k], first[k], rtol=0, atol=1e-9)]
+        if not moved:
+            findings.fail(f"Cambio la semilla del par {pair} y ningún envío cambia: tus máscaras no salen de las "
+                          "semillas de los pares (¿una constante, o una semilla fija en el código?). Quien lea el "
+                          "código puede rehacerlas y quitarlas: el servidor vería cada dato.", stop=True)
+        strangers = [k for k in moved if k not in pair]
+        if strangers:
+            findings.fail(f"Cambio la semilla del par {pair} y cambia el envío del cliente {strangers[0]}, que no "
+                          "es de ese par y no conoce esa semilla: tus máscaras no son de los pares. Si las reparte "
+                          "uno solo (aunque sumen cero), ese alguien las conoce todas y puede quitarlas. Cada "
+                          "cliente usa solo las semillas de sus pares.", stop=True)
+        if sorted(moved) != sorted(pair):
+            findings.fail(f"Cambio la semilla del par {pair} y solo cambia el envío del cliente {moved[0]}: la "
+                          "máscara del par la usan los dos, uno sumándola y el otro restándola.", stop=True)
+    findings.ok("Cada máscara es de un par: sale de su semilla y solo mueve los envíos de sus dos clientes.")

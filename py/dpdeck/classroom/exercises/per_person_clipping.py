@@ -33,8 +33,9 @@ def check_per_person_clipping(defined: Mapping) -> Verdict:
     (sin NaN). Así la suma tiene sensibilidad L2 igual a C.
 
     Errores que reconoce: recortar la suma (una sola fila), recortar cada
-    coordenada (`np.clip`), llevar todas las filas a norma C (agranda las
-    chicas), dividir por cero.
+    coordenada (`np.clip`), recortar por otra norma (L1, L∞), llevar todas las
+    filas a norma C (agranda las chicas), un C fijo, saltarse la última fila,
+    dividir por cero.
     Referencia: Abadi et al. (2016), Algoritmo 1; Near y Abuah (2021), cap. 11.
     """
     name = "recortar"
@@ -69,27 +70,47 @@ def check_per_person_clipping(defined: Mapping) -> Verdict:
             over = out_norms > clip_norm * (1 + 1e-9)
             if np.any(over):
                 index = int(np.argmax(out_norms))
-                coordinate = np.allclose(clipped, np.clip(gradients, -clip_norm, clip_norm))
-                findings.fail(f"Con {case} la fila {index} queda con norma {_num(out_norms[index])} > C." +
-                              (" Recortas cada coordenada por separado: el recorte es de la norma L2 "
-                               "de la fila entera, gᵢ·min(1, C/‖gᵢ‖₂)." if coordinate else ""), stop=True)
+                right = gradients * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))[:, None]
+                largest = np.max(np.abs(gradients), axis=1)
+                reason = (
+                    " Recortas cada coordenada por separado: el recorte es de la norma L2 de la fila entera, "
+                    "gᵢ·min(1, C/‖gᵢ‖₂)." if np.allclose(clipped, np.clip(gradients, -clip_norm, clip_norm)) else
+                    " Recortas por la norma L∞ (el mayor |gᵢⱼ| de la fila): el recorte es por la norma L2, "
+                    "`np.linalg.norm(g)`." if np.allclose(
+                        clipped, gradients * np.minimum(1.0, clip_norm / np.maximum(largest, 1e-300))[:, None]) else
+                    f" Las demás filas están bien y la última ({len(gradients) - 1}) no cambia: ¿tu bucle se salta a "
+                    "la última persona (`range(len(g) − 1)`)?" if np.allclose(clipped[:-1], right[:-1])
+                    and np.allclose(clipped[-1], gradients[-1]) else "")
+                findings.fail(f"Con {case} la fila {index} queda con norma {_num(out_norms[index])} > C." + reason,
+                              stop=True)
             findings.ok(f"Con {case} ninguna persona queda con norma mayor que C.")
             if not np.allclose(clipped[small], gradients[small], rtol=1e-9, atol=1e-12):
                 grown = np.allclose(out_norms[norms > 0], clip_norm, rtol=1e-9)
                 fixed = [bound for bound in CLIP_NORMS if bound != clip_norm and np.allclose(
                     clipped, gradients * np.minimum(1.0, bound / np.maximum(norms, 1e-300))[:, None])]
+                l1 = np.allclose(clipped, gradients * np.minimum(
+                    1.0, clip_norm / np.maximum(np.abs(gradients).sum(axis=1), 1e-300))[:, None])
                 reason = (" Llevas todas las filas a norma C: el recorte solo achica, min(1, C/‖gᵢ‖)." if grown
                           else f" Recortas a {_num(fixed[0], None)}: usa el C que recibe la función." if fixed
+                          else " Recortas por la norma L1 (Σ|gᵢⱼ|): el recorte es por la norma L2, "
+                               "`np.linalg.norm(g)`; con L1 achicas filas que ya cumplían." if l1
+                          else " Usas la norma de cada columna (`axis=0`): la de cada persona es la de su fila, "
+                               "`np.linalg.norm(g, axis=1)`." if np.allclose(clipped, gradients * np.minimum(
+                                   1.0, clip_norm / np.maximum(np.linalg.norm(gradients, axis=0), 1e-300)))
                           else "")
                 findings.fail(f"Con {case} cambias gradientes que ya tenían norma ≤ C.{reason}", stop=True)
             findings.ok(f"Con {case} los gradientes chicos (norma ≤ C) no cambian.")
             big = ~small
             directions = np.einsum("ij,ij->i", clipped[big], gradients[big]) / (out_norms[big] * norms[big])
             kept = np.allclose(directions, 1.0, atol=1e-9) and np.allclose(out_norms[big], clip_norm, rtol=1e-9)
+            squared = np.allclose(clipped, gradients * np.minimum(
+                1.0, clip_norm / np.maximum(norms ** 2, 1e-300))[:, None])
             findings.expect(kept,
                             f"Con {case} los gradientes grandes conservan su dirección y quedan con norma C.",
                             f"Con {case} algún gradiente grande cambia de dirección o no queda con norma C: "
-                            "reescala la fila entera, gᵢ·C/‖gᵢ‖₂.", stop=True)
+                            "reescala la fila entera, gᵢ·C/‖gᵢ‖₂." +
+                            (" Divides por ‖gᵢ‖² (la suma de cuadrados, sin la raíz): la norma es su raíz."
+                             if squared else ""), stop=True)
         if not np.array_equal(given, gradients):
             findings.ok("(Ojo: tu función modifica el arreglo que recibe; no cambia la privacidad, "
                         "pero es más seguro devolver uno nuevo.)")

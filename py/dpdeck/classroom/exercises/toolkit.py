@@ -3,9 +3,13 @@
 Un ``Verdict`` es una lista de hallazgos (``Finding``), cada uno bien o mal con
 una frase en español. Las comprobaciones estadísticas llaman a la función del
 estudiante miles de veces con generadores de semilla fija (``seeded_rng``: el
-mismo código, el mismo veredicto) y aceptan una medida si está a menos de
-``Z_TOLERANCE`` errores estándar de la teórica: una implementación correcta
-falla con probabilidad menor que 10⁻⁶ (aproximación normal). Aquí están
+mismo código, el mismo veredicto) y miden el ruido con pruebas de
+``dpdeck.audits`` cuya falsa alarma es a lo sumo ``FALSE_ALARM`` (10⁻⁶) cada
+una: una implementación correcta casi nunca falla. ``check_laplace_noise``
+mide el ruido de Laplace por su centro (prueba de signos), su escala (la media
+de |ruido|, una gamma) y su cola lejana (cuántas publicaciones se alejan más de
+3, 4 y 5 escalas): un ruido recortado o truncado, o de otra forma, no llega
+allí. Redondear lo publicado a enteros es posprocesamiento y pasa. Aquí están
 también las piezas que leen lo que definió la celda (una función, un valor, un
 número, un vector) y dicen, si falta o está mal, qué se esperaba.
 """
@@ -20,11 +24,12 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..._checks import describe
-from ...numbers import format_number
+from ...audits import DEFAULT_FALSE_ALARM, binomial_bounds, exponential_mean_bounds
+from ...numbers import format_number, format_percent
 
 
-# A correct implementation lands within this many standard errors of the theory.
-Z_TOLERANCE = 5.0
+FALSE_ALARM = DEFAULT_FALSE_ALARM
+"""Cada prueba estadística de una comprobación falla con una respuesta correcta con probabilidad ≤ 10⁻⁶."""
 # Every statistical check draws from generators seeded here: the same code, the same verdict.
 SEED = 20_240_924
 
@@ -96,6 +101,9 @@ class _Findings:
         self.items.append(Finding(False, text))
         if stop:
             raise _Stop
+
+    def passed_so_far(self) -> bool:
+        return all(finding.ok for finding in self.items)
 
     def expect(self, condition: bool, good: str, bad: str, *, stop: bool = False) -> bool:
         if condition:
@@ -174,25 +182,115 @@ def _num(value, decimals: int = 2) -> str:
     return format_number(value, decimals)
 
 
-def _mean_absolute_error_band(samples: int) -> float:
-    """Relative half-width of the acceptance band for a measured Laplace scale.
+def scale_bounds(samples: int) -> tuple[float, float]:
+    """(mínimo, máximo) aceptables de la escala medida, E|ruido| sobre ``samples`` publicaciones, dividida por b.
 
-    |X − f(D)| of a Lap(b) release is exponential with mean b and standard
-    deviation b, so the mean of ``samples`` of them has relative standard
-    error 1/√samples; the band is ``Z_TOLERANCE`` of those.
+    |X − f(D)| de una publicación Lap(b) es exponencial de media b: su media
+    es una gamma, con la cota de ``dpdeck.audits.exponential_mean_bounds``.
     """
-    return Z_TOLERANCE / math.sqrt(samples)
+    return exponential_mean_bounds(samples, false_alarm=FALSE_ALARM)
 
 
-def _check_uses_rng(findings: _Findings, draw: Callable[[np.random.Generator], Any], name: str) -> None:
-    """Same seed, same release; another seed, another release: the noise comes from `rng`."""
-    first = draw(seeded_rng())
-    again = draw(seeded_rng())
-    other = draw(seeded_rng(1))
-    if not np.array_equal(first, again):
+# Far tails: P(|Lap(b)| > t·b) = e^{−t}. Rounding the release to integers moves the edge by ½ at most.
+TAIL_MULTIPLES = (3, 4, 5)
+
+
+def check_laplace_noise(findings: _Findings, noise, *, scales, case: str, diagnose: Callable[[float], str],
+                        minimal: bool = True, truth=None) -> float | None:
+    """El ruido de Laplace de muchas publicaciones: centro, escala y cola lejana; devuelve la escala medida (en b).
+
+    ``noise`` son las publicaciones menos el valor verdadero y ``scales`` la
+    escala b de cada una (del mismo tamaño). Tres hallazgos, cada uno con
+    falsa alarma ≤ ``FALSE_ALARM`` para Lap(b) exacto o redondeado a enteros:
+
+    * centro: entre los ruidos no nulos, los positivos son una binomial(m, ½)
+      (prueba de signos);
+    * escala: la media de |ruido|/b está en ``scale_bounds``. Con
+      ``minimal=False`` solo se exige que no sea menor (más ruido también es
+      privado), y se devuelve la escala para que la comprobación lo diga;
+    * cola: para t = 3, 4 y 5, cuántas publicaciones se alejan más de t·b no
+      baja del mínimo de una binomial(n, e^{−t−½/b}). Un ruido recortado a ±3b
+      o gaussiano casi nunca llega a 5b; Laplace, el 0,7 % de las veces.
+    """
+    noise = np.asarray(noise, dtype=float)
+    scales = np.broadcast_to(np.asarray(scales, dtype=float), noise.shape).reshape(-1)
+    truths = np.broadcast_to(np.asarray(0.0 if truth is None else truth, dtype=float), noise.shape).reshape(-1)
+    noise = noise.reshape(-1)
+    size = noise.size
+    offset = float(np.median(noise))
+    if abs(offset) > 4 * float(np.median(scales)):
+        guess = (" ¿Devuelves solo el ruido?" if np.allclose(offset, -np.median(truths), rtol=0.2) else
+                 " ¿Centras el ruido en el valor, `rng.laplace(valor, b)`? El ruido va centrado en 0."
+                 if np.allclose(offset, np.median(truths), rtol=0.2) else "")
+        findings.fail(f"Con {case} tus publicaciones se alejan {_num(offset)} del valor verdadero (mediana): se "
+                      f"publica el valor más un ruido centrado en 0.{guess}", stop=True)
+    positive, negative = int(np.sum(noise > 0)), int(np.sum(noise < 0))
+    if positive + negative:
+        low, high = binomial_bounds(positive + negative, 0.5, false_alarm=FALSE_ALARM)
+        findings.expect(low <= positive <= high,
+                        f"Con {case} el ruido está centrado en el valor verdadero.",
+                        f"Con {case} el ruido no está centrado: {format_percent(positive / (positive + negative))} "
+                        "de las publicaciones quedan por encima del valor verdadero (se espera la mitad).")
+    measured = float(np.mean(np.abs(noise) / scales))
+    low, high = scale_bounds(size)
+    shown = _num(measured * float(np.mean(scales)))
+    if low <= measured <= high:
+        findings.ok(f"Con {case} la escala medida es {shown}: la esperada, {_num(float(np.mean(scales)), None)}.")
+    elif measured > high and not minimal:
+        pass   # more noise than needed: the check says so with its own words
+    else:
+        findings.fail(f"Con {case} la escala medida es {shown}, pero debería ser {_num(float(np.mean(scales)), None)}."
+                      + diagnose(measured))
+    if measured < low:
+        return measured   # a wrong scale: its far tail says nothing more
+    normalized = np.abs(noise) / scales
+    for multiple in TAIL_MULTIPLES:
+        # the worst case over rounding to integers: the edge moves out by ½.
+        probability = float(np.min(np.exp(-multiple - 0.5 / scales)))
+        minimum, _ = binomial_bounds(size, probability, false_alarm=FALSE_ALARM / len(TAIL_MULTIPLES))
+        far = int(np.sum(normalized > multiple * max(measured, 1.0)))
+        if far < minimum:
+            findings.fail(f"Con {case} el ruido casi nunca se aleja de verdad: {far} de {format_number(size)} "
+                          f"publicaciones pasan de {multiple} escalas, y Laplace pone ahí "
+                          f"{format_percent(math.exp(-multiple), 1)} (al menos {minimum}). ¿Recortas o truncas el "
+                          "ruido (np.clip), o usas otra distribución (rng.normal)? Un ruido acotado no es ε-DP: "
+                          "cerca del borde, una salida posible con una base es imposible con la vecina.")
+            return measured
+    findings.ok(f"Con {case} la cola lejana es la de Laplace: "
+                f"{int(np.sum(normalized > TAIL_MULTIPLES[-1] * max(measured, 1.0)))} de {format_number(size)} "
+                f"publicaciones pasan de {TAIL_MULTIPLES[-1]} escalas "
+                f"(Laplace: {format_percent(math.exp(-TAIL_MULTIPLES[-1]), 1)}).")
+    return measured
+
+
+# How many releases per seed tell a rng from a fixed one: two independent sequences of 20 rounded
+# draws coincide with probability below 0,2²⁰ ≈ 10⁻¹⁴.
+RNG_DRAWS = 20
+
+
+def check_draws_from_rng(findings: _Findings, draw: Callable[[np.random.Generator], Any], name: str, *,
+                         truth=None) -> None:
+    """Same seed, same releases; another seed, other releases: the noise comes from `rng`.
+
+    Compares ``RNG_DRAWS`` releases per generator, not one: a rounded release
+    repeats across seeds now and then, twenty of them almost never.
+    """
+    def releases(offset):
+        rng = seeded_rng(offset)
+        return [np.asarray(draw(rng), dtype=float) for _ in range(RNG_DRAWS)]
+
+    first, again, other = releases(0), releases(0), releases(1)
+    if not all(np.array_equal(a, b) for a, b in zip(first, again)):
         findings.fail(f"`{name}` no saca su azar del `rng` que recibe: con la misma semilla publica otra "
-                      "cosa. Toma el ruido de `rng` (no de `np.random` ni de `random`).", stop=True)
-    if np.array_equal(first, other):
-        findings.fail(f"`{name}` publica siempre lo mismo, con cualquier semilla: falta el ruido, "
-                      "que sale del `rng` que recibe.", stop=True)
+                      "cosa. Toma el ruido de `rng` (no de `np.random`, de `random` ni de un generador propio).",
+                      stop=True)
+    if all(np.array_equal(first[0], value) for value in first):
+        if truth is not None and np.allclose(first[0], truth, rtol=0, atol=1e-12):
+            findings.fail(f"`{name}` publica el valor exacto, siempre: falta el ruido, que sale del `rng` que "
+                          "recibe.", stop=True)
+        findings.fail(f"`{name}` publica siempre lo mismo, con ruido que nunca cambia: ¿creas un generador con "
+                      "semilla fija dentro de la función? Toma el ruido del `rng` que recibe.", stop=True)
+    if all(np.array_equal(a, b) for a, b in zip(first, other)):
+        findings.fail(f"`{name}` publica lo mismo con cualquier semilla: ignora el `rng` que recibe (¿usa un "
+                      "generador de semilla fija?). El ruido tiene que salir de `rng`.", stop=True)
     findings.ok(f"`{name}` saca su azar del `rng` que recibe: con la misma semilla publica lo mismo.")
