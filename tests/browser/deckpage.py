@@ -120,6 +120,11 @@ WORKSHEET_LINKS = """
   flavour: link.dataset.worksheet, href: link.href, name: link.download, text: link.textContent}))
 """
 
+# An init script: this device chose not to download Python (pythonchoice.js), so a visit
+# fetches only the page's files until a cell runs or the chip's «Descargar» is pressed.
+NO_PYTHON = """localStorage.setItem('dpdeck:prefs:' + location.pathname.replace(/index\\.html?$/i, '')
+  + ':download-python', 'no');"""
+
 CELLS_ON_SCREEN_READY = """
 () => window.Reveal && Reveal.isReady() &&
   Array.from(Reveal.getCurrentSlide().querySelectorAll('.cell[data-cell-id]')).every((cell) => cell.dataset.enhanced)
