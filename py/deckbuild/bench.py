@@ -274,13 +274,13 @@ json.dump(times, sys.stdout)
 """
 
 
-WARMUP_SOURCE = ROOT / "deck" / "js" / "warmup.js"
+WARMUP_SOURCE = ROOT / "deck" / "js" / "worker" / "warmup.js"
 PYODIDE_LOADER = NODE_MODULES / "pyodide" / "pyodide.mjs"
 PYODIDE_REPEATS = 3
 
 
 def read_worker_warmup(source: str | None = None) -> tuple[list[str], str]:
-    """The worker's warm-up from scratch as deck/js/warmup.js writes it: (WARM_IMPORTS, PYPLOT_CELL + WARMUP_CELL)."""
+    """The worker's warm-up from scratch as deck/js/worker/warmup.js writes it: (WARM_IMPORTS, PYPLOT_CELL + WARMUP_CELL)."""
     text = WARMUP_SOURCE.read_text(encoding="utf-8") if source is None else source
     imports = re.search(r"^export const WARM_IMPORTS = (\[.*?\]);", text, re.MULTILINE | re.DOTALL)
     cells = [re.search(rf"^export const {name} = `(.*?)`;", text, re.MULTILINE | re.DOTALL)

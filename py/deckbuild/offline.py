@@ -1,6 +1,6 @@
 """The service worker that keeps the deck for use offline: dist/sw.js, stamped with the build's files.
 
-Stage: the bundled worker (deck/js/serviceworker.js → sw.js) and the build's
+Stage: the bundled worker (deck/js/offline/serviceworker.js → sw.js) and the build's
 file list → sw.js that starts with `self.DPDECK_PRECACHE = {build, page,
 python}`: the build's id and each file's SHA-256, split into the page's files
 (cached on the first visit) and Python's (cached once Python is used; a person
@@ -44,7 +44,7 @@ def stamp_service_worker(out: Path, files: dict[str, str], build_id: str, runtim
     """Prefix the bundled out/sw.js with this build's id and files."""
     target = out / SERVICE_WORKER
     if not target.is_file():
-        raise BuildError(f"falta {SERVICE_WORKER}: esbuild no empaquetó deck/js/serviceworker.js")
+        raise BuildError(f"falta {SERVICE_WORKER}: esbuild no empaquetó deck/js/offline/serviceworker.js")
     precache = {"build": build_id, **split_precache(files, runtime)}
     header = f"self.DPDECK_PRECACHE = {json.dumps(precache, separators=(',', ':'), sort_keys=True)};\n"
     target.write_text(header + target.read_text(encoding="utf-8"), encoding="utf-8")

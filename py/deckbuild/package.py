@@ -27,11 +27,11 @@ from .snapshot import Snapshot
 
 # Files esbuild bundles: source under deck/ → output under dist/, with its JS format.
 BUNDLES = (
-    ("js/main.js", "js/main.js", "iife"),
-    ("js/worker.js", "js/worker.js", "iife"),
-    ("js/firstpaint.js", "js/firstpaint.js", "iife"),
+    ("js/page/main.js", "js/main.js", "iife"),
+    ("js/worker/worker.js", "js/worker.js", "iife"),
+    ("js/page/firstpaint.js", "js/firstpaint.js", "iife"),
     # At the deck's root, so its scope is the whole deck folder; stamped by offline.py.
-    ("js/serviceworker.js", SERVICE_WORKER, "iife"),
+    ("js/offline/serviceworker.js", SERVICE_WORKER, "iife"),
     ("css/main.css", "css/main.css", None),
 )
 WHEEL_PACKAGE = "dpdeck"

@@ -10,7 +10,7 @@ The browser enforces that with one policy, composed here and nowhere else
 * the page's own inline script (its first-paint script, which starts Python's
   worker before the slides are parsed) is allowed by its hash, never by
   `'unsafe-inline'`: the build hashes exactly the text it inlines;
-* the Python worker starts from a `blob:` URL (deck/js/workerstart.js): a
+* the Python worker starts from a `blob:` URL (deck/js/page/workerstart.js): a
   worker from a local-scheme URL takes a copy of its creator's policy
   container (HTML, «run a worker»; CSP3 §4.2), so every request a cell makes
   goes through `connect-src`/`script-src` below, whatever JavaScript it reaches;

@@ -85,7 +85,7 @@ def make_record(members: list, record_name: str) -> bytes:
 
 
 def choose_compression(kind: str, data: bytes) -> int:
-    """Stored or deflated: the worker inflates a wheel's files one by one (deck/js/wheels.js), and a
+    """Stored or deflated: the worker inflates a wheel's files one by one (deck/js/worker/wheels.js), and a
     small file costs more to start inflating than it saves in bytes; zipimport reads the standard
     library's archive, where every file stays deflated."""
     return zipfile.ZIP_STORED if kind == "wheel" and len(data) < STORE_BELOW_BYTES else zipfile.ZIP_DEFLATED

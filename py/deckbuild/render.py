@@ -48,7 +48,7 @@ def render_output(output: dict, cell: Cell, figure_number: int) -> str:
         alt = html.escape(protocol.figure_alt(figure_number + 1, output.get("description", "")))
         # Lazy: the browser does not fetch every figure of the deck while it draws
         # the first slide; the page loads them all once reveal.js is ready
-        # (deck/js/outputs.js, loadPrerenderedFigures). Without JavaScript, lazy means nothing.
+        # (deck/js/page/outputs.js, loadPrerenderedFigures). Without JavaScript, lazy means nothing.
         return f'<{tag} class="{classes}" src="{output["src"]}" alt="{alt}"{size} loading="lazy">'
     text = protocol.error_text(output) if kind == protocol.OUTPUT.ERROR else output["text"]
     return f'<{tag} class="{classes}">{html.escape(text, quote=False)}</{tag}>'

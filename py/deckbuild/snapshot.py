@@ -3,7 +3,7 @@
 Stage: the deck's shipped Pyodide (out/pyodide/: core, compiled wheels) and
 the compiled dpdeck wheel → out/pyodide/python-snapshot.bin (gzip) and the
 list of extension modules it needs placed again, which runtime.json carries
-to the worker (deck/js/snapshot.js says how a restore works). The snapshot is
+to the worker (deck/js/worker/snapshot.js says how a restore works). The snapshot is
 taken by `js/snapshot.mjs` under Node, after the same installs, imports and
 warm-up figure the worker does; restoring it skips them all.
 
@@ -36,7 +36,7 @@ SNAPSHOT_FILE = "python-snapshot.bin"
 # Beside the snapshot in its cache entry: {libraries, memorySha256} (what runtime.json says of it).
 DESCRIPTION_FILE = "snapshot.json"
 NODE_PROGRAM = NODE_SCRIPTS / "snapshot.mjs"
-DECK_SCRIPTS = ROOT / "deck" / "js"
+DECK_SCRIPTS = ROOT / "deck" / "js" / "worker"
 # The worker's own modules the snapshot is taken with: part of the cache key.
 DECK_MODULES = ("wheels.js", "snapshot.js", "warmup.js")
 # The shipped Pyodide files the snapshot's interpreter starts from.

@@ -8,7 +8,7 @@ ejecución y los tipos de salida con su marcado HTML.
 Cada valor está escrito una sola vez, en ``protocol.json`` (un archivo de datos
 de este paquete, que viaja en su *wheel*). Este módulo lo expone a Python
 (``run_cell`` y la construcción del mazo, que escribe las salidas
-pre-calculadas); ``deck/js/protocol.js`` lo expone a la página y al worker, y
+pre-calculadas); ``deck/js/shared/protocol.js`` lo expone a la página y al worker, y
 esbuild lo empaqueta con el JSON dentro. La forma de cada mensaje y el marcado
 de cada salida se describen en ``deck/README.md`` («El contrato de las celdas»).
 

@@ -339,7 +339,7 @@ new MutationObserver(() => {
 
 def python_cache_quiet_ms() -> int:
     """config.js's pythonCacheQuietMs: the page's own setting, read where it is defined."""
-    text = (Path(__file__).resolve().parents[2] / "deck" / "js" / "config.js").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "deck" / "js" / "page" / "config.js").read_text(encoding="utf-8")
     return int(re.search(r"pythonCacheQuietMs:\s*([\d_]+)", text).group(1).replace("_", ""))
 
 

@@ -5,7 +5,7 @@ leaves something behind (timers, listeners, promises, asyncio tasks, changed
 globals) never leaves a cell «running» for ever or changes what the next cell
 sees; a worker that ends by itself is noticed at once and Python restarts,
 saying so in Spanish. An edit the browser cannot save says so, and offers the
-code as a file. Every test ends with the deck usable (test_cells.assert_deck_usable).
+code as a file. Every test ends with the deck usable (deckchecks.assert_deck_usable).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from deckpage import DeckPage
-from test_cells import assert_deck_usable, run_bad_input
+from deckchecks import assert_deck_usable, run_bad_input
 
 PI = "3.141592653589793"
 

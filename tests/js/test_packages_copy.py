@@ -1,4 +1,4 @@
-"""Pruebas de deck/js/packagecopy.js: the device's copy of the unpacked packages, run in node.
+"""Pruebas de deck/js/worker/packagecopy.js: the device's copy of the unpacked packages, run in node.
 
 The copy is composed from unpacked wheels as wheels.js gives them, kept in a
 stand-in for the origin's private file system (deckjs.FAKE_STORAGE_JS) and read
@@ -19,7 +19,7 @@ import pytest
 from deckjs import FAKE_STORAGE_JS, run_with_module
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGECOPY_JS = ROOT / "deck" / "js" / "packagecopy.js"
+PACKAGECOPY_JS = ROOT / "deck" / "js" / "worker" / "packagecopy.js"
 
 # Two unpacked wheels, as unpackWheel gives them, and the preload entries they came from.
 WHEELS = [

@@ -1,4 +1,4 @@
-"""Pruebas de deck/js/snapshot.js: restoring Python's memory snapshot, run in node.
+"""Pruebas de deck/js/worker/snapshot.js: restoring Python's memory snapshot, run in node.
 
 The real restore runs in the browser tests (test_boot.py); here each part
 runs against a stand-in for Emscripten's module that records what it is
@@ -20,7 +20,7 @@ import pytest
 from deckjs import FAKE_STORAGE_JS, run_with_module
 
 ROOT = Path(__file__).resolve().parents[2]
-SNAPSHOT_JS = ROOT / "deck" / "js" / "snapshot.js"
+SNAPSHOT_JS = ROOT / "deck" / "js" / "worker" / "snapshot.js"
 
 # A stand-in for Emscripten's module: a small heap, calloc/free that record,
 # and loadWebAssemblyModule that, like Emscripten's, reads a handle whose

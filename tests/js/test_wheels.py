@@ -1,4 +1,4 @@
-"""Pruebas de deck/js/wheels.js: the worker's own wheel unpacker, run in node.
+"""Pruebas de deck/js/worker/wheels.js: the worker's own wheel unpacker, run in node.
 
 wheels.js is bundled by the same esbuild the build uses and run under node
 (deckjs.py), whose DecompressionStream is the browser's API. Every archive it reads is
@@ -19,7 +19,7 @@ import pytest
 from deckjs import run_with_module
 
 ROOT = Path(__file__).resolve().parents[2]
-WHEELS_JS = ROOT / "deck" / "js" / "wheels.js"
+WHEELS_JS = ROOT / "deck" / "js" / "worker" / "wheels.js"
 SITE_PACKAGES = "/lib/python3.12/site-packages"
 
 # Unpacks each archive named on stdin ({name, path}) and installs them all

@@ -1,7 +1,7 @@
 """Pruebas de dpdeck.protocol: el contrato de las celdas, igual en Python y en la página.
 
 The contract's values live once, in py/dpdeck/protocol.json. These tests check
-that dpdeck.protocol reads it faithfully and that deck/js/protocol.js (bundled
+that dpdeck.protocol reads it faithfully and that deck/js/shared/protocol.js (bundled
 by the same esbuild the build uses, then run in node) exposes exactly the same
 names, values and markup. That run_cell speaks only the contract's words is
 checked in test_cellrun.py.
@@ -22,7 +22,7 @@ from deckjs import run_with_module
 from dpdeck import protocol
 
 ROOT = Path(__file__).resolve().parents[2]
-PROTOCOL_JS = ROOT / "deck" / "js" / "protocol.js"
+PROTOCOL_JS = ROOT / "deck" / "js" / "shared" / "protocol.js"
 
 CONTRACT = json.loads(resources.files("dpdeck").joinpath("protocol.json").read_text(encoding="utf-8"))
 
@@ -62,7 +62,7 @@ def names_of(values) -> dict:
 
 @pytest.fixture(scope="module")
 def page_side() -> dict:
-    """What deck/js/protocol.js exports, once bundled by esbuild."""
+    """What deck/js/shared/protocol.js exports, once bundled by esbuild."""
     result = run_with_module(PROTOCOL_JS, DUMP_PROTOCOL_JS, json.dumps(SAMPLES), timeout=60)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)

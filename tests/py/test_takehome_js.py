@@ -1,7 +1,7 @@
 """The page's take-home modules, run in node: the notebook with a student's edits, and saved outputs.
 
-deck/js/notebooks.js (a shipped notebook plus the editors' code, saved
-outputs and the challenge's answer) and deck/js/savedoutputs.js (the last
+deck/js/page/notebooks.js (a shipped notebook plus the editors' code, saved
+outputs and the challenge's answer) and deck/js/page/savedoutputs.js (the last
 run of an edited cell in localStorage, within its budgets, and what happens
 when the browser is full) are bundled by the same esbuild the build uses and
 run in node against a fake localStorage with a quota. Their results are
@@ -21,8 +21,8 @@ import pytest
 from deckbuild.notebooks import INSTALL_CELL, INSTALL_NOTE
 from deckjs import ESBUILD, ROOT
 
-NOTEBOOKS_JS = ROOT / "deck" / "js" / "notebooks.js"
-SAVED_OUTPUTS_JS = ROOT / "deck" / "js" / "savedoutputs.js"
+NOTEBOOKS_JS = ROOT / "deck" / "js" / "page" / "notebooks.js"
+SAVED_OUTPUTS_JS = ROOT / "deck" / "js" / "page" / "savedoutputs.js"
 
 # Bundles a module with esbuild and evaluates it; `window.localStorage` is a Map with a quota.
 HARNESS = r"""

@@ -7,7 +7,7 @@
 // the deck's pyodide.js). Everything else comes from DIST as the worker gets it:
 // the interpreter, the precompiled packages and their lock, the dpdeck wheel.
 // REQUEST.json: {warmImports, warmupCell, cells: [{id, source}, …]}, the
-// worker's own warm-up as bench.py reads it from deck/js/warmup.js (matplotlib
+// worker's own warm-up as bench.py reads it from deck/js/worker/warmup.js (matplotlib
 // prepared before pyplot, the imports, one throwaway figure, the collector
 // frozen). For each cell: one run first (what a cell pays the first time),
 // then REPEATS runs; printed as {id: {first, wall, cpu, status}}, seconds,

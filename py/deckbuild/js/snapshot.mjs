@@ -1,8 +1,8 @@
 // Runs Pyodide 0.27.7 under Node to take the memory snapshot the worker
-// restores (deck/js/snapshot.js): the interpreter started from the deck's own
+// restores (deck/js/worker/snapshot.js): the interpreter started from the deck's own
 // shipped files, the boot's wheels and the dpdeck wheel installed as the
 // worker installs them, the boot's imports and warm-up figure done as the
-// worker does them (deck/js/warmup.js), then Python's memory, compressed.
+// worker does them (deck/js/worker/warmup.js), then Python's memory, compressed.
 //
 //   node snapshot.mjs JOB.json REPORT.json   (deckbuild/snapshot.py)
 //

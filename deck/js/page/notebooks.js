@@ -8,7 +8,7 @@
 // which the menu links.
 
 import { downloadText } from "./downloads.js";
-import { OUTPUT, errorText } from "./protocol.js";
+import { OUTPUT, errorText } from "../shared/protocol.js";
 
 const INDEX_URL = "notebooks/index.json";
 const NOTEBOOK_TYPE = "application/x-ipynb+json";

@@ -12,7 +12,7 @@ import { loadPrerenderedFigures } from "./outputs.js";
 import defaults from "./config.js";
 import { EditStore } from "./storage.js";
 import { SavedOutputs } from "./savedoutputs.js";
-import { REQUEST } from "./protocol.js";
+import { REQUEST } from "../shared/protocol.js";
 import { PYTHON_STATE, PythonRuntime, RUNTIME_EVENT } from "./python.js";
 import { FILE_PAGE_CELL_NOTE, FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
 import { WORKER_URL } from "./earlyworker.js";

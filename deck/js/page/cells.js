@@ -7,7 +7,7 @@ import { ZOOM_REQUEST } from "./cellzoom.js";
 import { downloadPython } from "./downloads.js";
 import { createEditor, replaceSource } from "./editor.js";
 import { LiveOutput } from "./outputs.js";
-import { CELL_STATUS, REQUEST, RUN_STATUS } from "./protocol.js";
+import { CELL_STATUS, REQUEST, RUN_STATUS } from "../shared/protocol.js";
 import { RUN_CANCELLED } from "./python.js";
 
 const STATUS_TEXT = {

@@ -1,7 +1,7 @@
 // What the boot does before «Python listo» so that a lecturer's first run
 // costs no more than the next ones: the imports every cell needs and one
 // throwaway figure. The worker runs it when Python starts from scratch
-// (worker.js); the build runs it before taking Python's memory snapshot
+// (boot.js); the build runs it before taking Python's memory snapshot
 // (snapshot.js), so a restored Python has done all of it already. What is left
 // after a restore is the browser's own work: compiling the WebAssembly that
 // Python runs, as it first runs it. A restored Python runs only PYPLOT_CELL

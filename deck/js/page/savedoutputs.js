@@ -11,7 +11,7 @@
 // outputs of other cells go first. When the browser's storage is full the
 // figures are dropped, then older outputs; the edit itself always wins.
 
-import { OUTPUT } from "./protocol.js";
+import { OUTPUT } from "../shared/protocol.js";
 
 const PREFIX = "dpdeck:outputs:";
 const VERSION = 1;

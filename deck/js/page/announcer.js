@@ -1,6 +1,6 @@
 // What the deck tells screen readers without moving focus: one polite live
 // region for the whole page (a run's result, a new code size). Visually
-// hidden; cells.css gives it its class.
+// hidden; status.css gives it its class.
 
 let region = null;
 

@@ -6,7 +6,7 @@
 // what failed with a retry button and a ✕ that dismisses it, still on one line
 // in the band below the slide's content (the details open only when asked).
 
-import { BOOT_STAGE } from "./protocol.js";
+import { BOOT_STAGE } from "../shared/protocol.js";
 import { PYTHON_STATE, WORKER_STEP } from "./python.js";
 
 const MB = 1e6;
@@ -24,7 +24,7 @@ const STEP_LABELS = {
 // interpreter. Only the chip tells it apart (data-stage="compile").
 const COMPILE_STAGE = "compile";
 
-// What the chip says during each boot stage (worker.js), so it never sits on a
+// What the chip says during each boot stage (worker/boot.js), so it never sits on a
 // frozen byte count while Python compiles or imports.
 const STAGE_TEXT = {
   [BOOT_STAGE.RUNTIME]: "Cargando Python…",

@@ -15,7 +15,7 @@
 // running, or in a short message when none was.
 
 import { takeEarlyWorker } from "./earlyworker.js";
-import { EVENT, REQUEST, RUN_STATUS } from "./protocol.js";
+import { EVENT, REQUEST, RUN_STATUS } from "../shared/protocol.js";
 import { startPolicedWorker } from "./workerstart.js";
 
 /** Python's state in the page, also shown as <html data-python>. */
@@ -424,7 +424,7 @@ export class PythonRuntime extends EventTarget {
     const run = this.current;
     if (this.interruptBuffer) {
       // Python takes the signal from the buffer between bytecodes (atomically:
-      // see worker.js). Code stuck inside a C call, or a cell that catches
+      // see worker/boot.js, takeOnRead). Code stuck inside a C call, or a cell that catches
       // KeyboardInterrupt and goes on, never ends: after the grace period
       // Python is restarted instead.
       Atomics.store(this.interruptBuffer, 0, SIGINT);

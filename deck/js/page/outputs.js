@@ -15,7 +15,7 @@ import {
   errorText,
   figureAlt,
   outputClass,
-} from "./protocol.js";
+} from "../shared/protocol.js";
 import { RUN_CANCELLED } from "./python.js";
 import { base64ToBytes } from "./savedoutputs.js";
 

@@ -21,7 +21,7 @@ import {
   requests,
   runStatuses,
   streams,
-} from "../../py/dpdeck/protocol.json";
+} from "../../../py/dpdeck/protocol.json";
 
 function names(values) {
   return Object.freeze(Object.fromEntries(values.map((value) => [value.toUpperCase(), value])));

@@ -1,0 +1,148 @@
+// Python for the deck: Pyodide inside a dedicated Web Worker, so slides and
+// editors stay responsive while Python boots or runs a cell.
+//
+// It speaks the live cells' contract (protocol.js; every message is described
+// in deck/README.md): requests {id, type, payload} from the page, one reply
+// {id, ok, result | error} to each, and events {type, payload} without id;
+// plain data only. Boot stages: runtime (runtime.json), core (Pyodide:
+// download, then compile and start the interpreter, `downloading` false;
+// or restore the build's memory snapshot of it: snapshot.js), packages
+// (numpy, matplotlib…), wheel (dpdeck), warmup (first imports and a
+// throwaway figure: warmup.js), ready. The boot starts when the worker does (the
+// page's first script creates it); the page's "boot" request waits for it.
+//
+// It runs under the page's Content-Security-Policy (it starts from a blob:
+// URL: workerstart.js), so nothing it or a cell does can reach another
+// server; netguard.js adds the Spanish explanation, and cellscope.js undoes
+// what one cell leaves behind (timers, listeners, globals) before the next.
+//
+// Here: the page's requests and their answers. boot.js boots Python, run.js
+// runs a cell, downloads.js counts what the boot downloads, state.js holds
+// what they share.
+
+import { REQUEST } from "../shared/protocol.js";
+import { natives } from "./cellscope.js";
+import { blockedOwnFiles, installNetworkGuard, takeViolations } from "./netguard.js";
+import { keepPackages } from "./packagecopy.js";
+import { keepSnapshot } from "./snapshot.js";
+import { drawThrowawayFigure } from "./warmup.js";
+import { countFetches } from "./downloads.js";
+import { applyInterruptBuffer, failBoot, startBoot } from "./boot.js";
+import { afterViolations, check, lab, run } from "./run.js";
+import { WORKER_URL, deviceStorage, post, state } from "./state.js";
+
+// A listener no cell can replace (`js.self.onmessage = …` changes nothing here).
+natives.addEventListener("message", async (event) => {
+  const { id, type, payload } = event.data || {};
+  const handler = HANDLERS[type];
+  if (!handler) {
+    post({ id, ok: false, error: { name: "UnknownRequest", message: `Petición desconocida: ${type}` } });
+    return;
+  }
+  try {
+    const { result, transfer } = await handler(payload || {});
+    post({ id, ok: true, result }, transfer || []);
+  } catch (error) {
+    post({ id, ok: false, error: describeError(error) });
+  }
+});
+
+// "fatal": Pyodide itself broke and the page must start a new worker.
+// "policyBlocked": the page's policy blocked the deck's own files (see netguard.js).
+function describeError(error) {
+  const message = error && error.message ? String(error.message) : String(error);
+  return {
+    name: (error && error.name) || "Error",
+    message,
+    step: state.step,
+    fatal: isFatal(error, message),
+    policyBlocked: Boolean(error && error.policyBlocked),
+  };
+}
+
+// Pyodide marks the error that broke it (a WebAssembly trap such as «memory
+// access out of bounds» or «unreachable», a failed stack switch…), and every
+// later call says it «already fatally failed».
+function isFatal(error, message) {
+  if (error && error.pyodide_fatal_error) return true;
+  if (typeof WebAssembly !== "undefined" && error instanceof WebAssembly.RuntimeError) return true;
+  return /fatal error|fatally failed/i.test(message);
+}
+
+// Every fetch counted for the progress bar (downloads.js); then every other way
+// out (XMLHttpRequest, importScripts, WebSocket…) and the origin check in
+// front of fetch: netguard.js. Installed after the counting fetch, so a
+// refused request is never counted as a download.
+countFetches(failBoot);
+installNetworkGuard(self, WORKER_URL);
+
+// The page asks for a lock only this worker holds: the browser releases it
+// when the worker ends, for whatever reason (a crash, running out of memory),
+// and the page, waiting for it, learns at once that Python is gone (python.js).
+// Web Locks exist only in secure contexts (https, localhost).
+function holdLifeLock(name) {
+  if (!name || !self.navigator.locks) return Promise.resolve(false);
+  return new Promise((held) => {
+    self.navigator.locks
+      .request(name, () => {
+        held(true);
+        return new Promise(() => {});
+      })
+      .catch(() => held(false));
+  });
+}
+
+async function answerBoot({ base, interruptBuffer, lifeLock }) {
+  state.interruptBuffer = interruptBuffer || null;
+  applyInterruptBuffer();
+  await holdLifeLock(lifeLock);
+  try {
+    return await startBoot(base || "../");
+  } catch (error) {
+    // A policy that blocks the deck's own files (a browser that applies it
+    // differently): the page then starts the worker from its own URL.
+    await afterViolations();
+    if (error && typeof error === "object" && blockedOwnFiles(takeViolations())) error.policyBlocked = true;
+    throw error;
+  }
+}
+
+// The throwaway figure a restored Python's boot left for when it is quiet (warmup.js); {drawn}.
+async function answerWarm() {
+  if (!state.figureToWarm) return { result: { drawn: false } };
+  state.figureToWarm = false;
+  drawThrowawayFigure(state.pyodide);
+  return { result: { drawn: true } };
+}
+
+// Keeps on the device, for its next boots, what the boot holds for it: the
+// snapshot Python was restored from and the packages' files (snapshot.js,
+// packagecopy.js). Answers {kept} and, when the storage refused, why
+// (nothing to keep is not a failure).
+async function answerKeep() {
+  const copies = [
+    [keepSnapshot, state.snapshotToKeep],
+    [keepPackages, state.packagesToKeep],
+  ].filter(([, copy]) => copy);
+  state.snapshotToKeep = null;
+  state.packagesToKeep = null;
+  if (!copies.length) return { result: { kept: false } };
+  try {
+    for (const [keep, copy] of copies) await keep(deviceStorage, copy);
+    return { result: { kept: true } };
+  } catch (error) {
+    return { result: { kept: false, reason: String((error && error.message) || error) } };
+  }
+}
+
+const HANDLERS = {
+  [REQUEST.BOOT]: answerBoot,
+  [REQUEST.KEEP]: answerKeep,
+  [REQUEST.WARM]: answerWarm,
+  [REQUEST.RUN]: async (payload) => run(payload),
+  [REQUEST.CHECK]: async (payload) => check(payload),
+  [REQUEST.LAB]: async (payload) => lab(payload),
+};
+
+// Python starts loading now, not when the page gets round to asking ("../": the deck's folder).
+startBoot("../");
