@@ -394,8 +394,13 @@ class DeckPage:
         self.click_status_button("run-slide")
 
     def run_chapter(self) -> None:
-        """Click «Ejecutar el capítulo» in the status chip."""
+        """Click «Ejecutar el capítulo…» in the status chip, then the button that confirms it."""
         self.click_status_button("run-chapter")
+        self.page.click(".python-status [data-action=confirm-run-chapter]")
+
+    def open_status(self) -> None:
+        """Click the status chip's text: it opens with its buttons and details."""
+        self.page.click(".python-status .python-status-toggle")
 
     def toast_text(self) -> str | None:
         toast = self.page.locator(".deck-toast")

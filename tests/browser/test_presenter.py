@@ -196,7 +196,7 @@ def test_stopping_a_queued_run_is_not_an_error(lecture):
     shown = deck.page.inner_text(f"{second.selector} .cell-status")
     print(f"\ndetener una celda en cola: estado {status!r}, dice {shown!r}")
     assert status == "idle" and shown == "", (status, shown)
-    assert second.origin_label() == label_before == "pre-calculado"
+    assert second.origin_label() == label_before == "calculado al crear las diapositivas"
     assert first.wait_for_run(before_first) == "done"
     first.reset_in_page()
     assert second.runs == 0
