@@ -32,8 +32,8 @@ const NOT_DOWNLOADED_DETAIL =
   "diapositivas. El índice (M) recuerda si este dispositivo lo descarga al abrir las diapositivas.";
 const D_KEY = 68;
 // Where Shift+Enter (or Ctrl+Enter) belongs to something else: typing, a button, a link,
-// a dialog, the status chip.
-const OWN_ENTER = "input, textarea, select, button, a[href], [contenteditable='true'], dialog, .python-status";
+// the index, the status chip.
+const OWN_ENTER = "input, textarea, select, button, a[href], [contenteditable='true'], dialog.deck-menu, .python-status";
 
 function whenIdle(callback) {
   if ("requestIdleCallback" in window) window.requestIdleCallback(callback, { timeout: 200 });

@@ -91,7 +91,12 @@ export class StatusPanel {
     this.text = document.createElement("span");
     this.text.className = "python-status-text";
     this.toggle.append(this.text);
-    this.toggle.addEventListener("click", () => (this.isOpen && this.pinned ? this.close() : this.open()));
+    this.toggle.addEventListener("click", (event) => {
+      // Clicked or tapped, the keys stay the slides' (a keyboard press keeps the focus here).
+      if (event.detail > 0) this.toggle.blur();
+      if (this.isOpen && this.pinned) this.close();
+      else this.open();
+    });
     this.detail = document.createElement("span");
     this.detail.className = "python-status-detail";
     this.retryButton = this.makeButton("retry", "Reintentar", "Volver a cargar Python", onRetry);
@@ -150,7 +155,11 @@ export class StatusPanel {
     element.dataset.action = action;
     element.textContent = text;
     element.title = title;
-    element.addEventListener("click", () => handler());
+    element.addEventListener("click", (event) => {
+      // Clicked or tapped (a keyboard press has no click count): the keys go back to the slides.
+      if (event.detail > 0) element.blur();
+      handler();
+    });
     return element;
   }
 
@@ -187,7 +196,7 @@ export class StatusPanel {
     panel.addEventListener("focusout", (event) => {
       if (this.isOpen && event.relatedTarget && !panel.contains(event.relatedTarget)) this.close();
     });
-    // Keys on the chip are not slide navigation; Esc closes it.
+    // Keys on the chip are not slide navigation; Esc closes it (the focus back on its text).
     panel.addEventListener("keydown", (event) => {
       event.stopPropagation();
       if (event.key === "Escape" && this.isOpen) {
@@ -195,6 +204,17 @@ export class StatusPanel {
         this.close({ focusToggle: true });
       }
     });
+    // Open with the focus elsewhere (it was clicked), Esc closes it before it means anything else.
+    document.addEventListener(
+      "keydown",
+      (event) => {
+        if (event.key !== "Escape" || !this.isOpen || panel.contains(event.target)) return;
+        event.preventDefault();
+        event.stopPropagation();
+        this.close();
+      },
+      true,
+    );
     // On a phone the open chip is a sheet the slides make room for: its height, as it changes.
     this.sheetWatcher = new ResizeObserver(() => this.placeSheet());
     document.addEventListener(LAYOUT_CHANGED, () => this.placeSheet());
