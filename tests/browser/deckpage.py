@@ -120,6 +120,11 @@ WORKSHEET_LINKS = """
   flavour: link.dataset.worksheet, href: link.href, name: link.download, text: link.textContent}))
 """
 
+# An init script: this device chose not to download Python (pythonchoice.js), so a visit
+# fetches only the page's files until a cell runs or the chip's «Descargar» is pressed.
+NO_PYTHON = """localStorage.setItem('dpdeck:prefs:' + location.pathname.replace(/index\\.html?$/i, '')
+  + ':download-python', 'no');"""
+
 CELLS_ON_SCREEN_READY = """
 () => window.Reveal && Reveal.isReady() &&
   Array.from(Reveal.getCurrentSlide().querySelectorAll('.cell[data-cell-id]')).every((cell) => cell.dataset.enhanced)
@@ -389,8 +394,13 @@ class DeckPage:
         self.click_status_button("run-slide")
 
     def run_chapter(self) -> None:
-        """Click «Ejecutar el capítulo» in the status chip."""
+        """Click «Ejecutar el capítulo…» in the status chip, then the button that confirms it."""
         self.click_status_button("run-chapter")
+        self.page.click(".python-status [data-action=confirm-run-chapter]")
+
+    def open_status(self) -> None:
+        """Click the status chip's text: it opens with its buttons and details."""
+        self.page.click(".python-status .python-status-toggle")
 
     def toast_text(self) -> str | None:
         toast = self.page.locator(".deck-toast")

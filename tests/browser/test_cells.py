@@ -79,7 +79,7 @@ def test_the_script_surface_is_small_and_plain(live_deck):
 def test_a_figure_runs_live_with_the_prerendered_markup(live_deck):
     figura = live_deck.cell("figura")
     prerendered = figura.output_text()
-    assert figura.origin_label() == "pre-calculado"
+    assert figura.origin_label() == "calculado al crear las diapositivas"
     assert figura.run() == "done"
     assert figura.origin_label().startswith("calculado en tu navegador")
     assert figura.origin == "live"

@@ -82,9 +82,9 @@ def test_a_stop_by_restart_marks_the_output_left_from_before(plain_live_deck):
     doble_a = plain_live_deck.cell("doble-a")
     # The pre-computed output of the original code; Stop restarts Python (no isolation).
     seen = run_then_restart(doble_a, doble_a.stop)
-    assert seen["during"]["label"] == "pre-calculado · recalculando…"
+    assert seen["during"]["label"] == "calculado al crear las diapositivas · recalculando…"
     after = seen["after"]
-    assert after["label"] == "resultado anterior (pre-calculado)"
+    assert after["label"] == "resultado anterior (calculado al crear las diapositivas)"
     assert after["previous"]
     old, notice = after["blocks"][0], after["blocks"][-1]
     assert old["text"].strip() == "a" and old["opacity"] < 1
@@ -223,10 +223,11 @@ def test_opened_as_a_file_the_page_says_how_to_serve_it(new_deck, cells_dist):
     deck = new_deck((cells_dist / "index.html").as_uri())
     deck.wait_for_cells()
     assert deck.python_state == "off"
-    # A one-line chip; focusing it (Tab reaches it) opens the instructions.
+    # A one-line chip; its text (Tab reaches it) opens the instructions.
     chip = deck.status_text().strip()
     assert chip == "Sin Python: ábrelas desde un servidor («python3 build.py serve»)"
-    deck.page.focus(".python-status")
+    deck.page.focus(".python-status-toggle")
+    deck.press("Enter")
     message = deck.status_text()
     assert "python3 -m http.server" in message and "http.server" not in chip
     saludo = deck.cell("saludo")

@@ -394,6 +394,31 @@ SPEAKER_VIEW = """
 }
 """
 
+# The «Siguiente» label and every line of text of the next slide, shown in the frame below it
+# (speaker-window pixels); null until that frame shows a slide.
+UPCOMING = """
+() => {
+  const frame = document.querySelector('#upcoming-slide iframe');
+  const slide = frame && frame.contentDocument && frame.contentDocument.querySelector('.reveal.ready .slides section.present');
+  if (!slide) return null;
+  const at = frame.getBoundingClientRect();
+  const [dx, dy] = [at.left + frame.clientLeft, at.top + frame.clientTop];
+  const lines = [];
+  const walker = frame.contentDocument.createTreeWalker(slide, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.textContent.trim() || node.parentElement.closest('aside.notes, .katex-mathml')) continue;
+    const range = frame.contentDocument.createRange();
+    range.selectNodeContents(node);
+    for (const rect of range.getClientRects()) {
+      if (rect.width > 0) lines.push({text: node.textContent.trim().slice(0, 30),
+                                      box: [rect.left + dx, rect.top + dy, rect.right + dx, rect.bottom + dy]});
+    }
+  }
+  const label = document.querySelector('#upcoming-slide .label').getBoundingClientRect();
+  return {label: [label.left, label.top, label.right, label.bottom], lines};
+}
+"""
+
 ENGLISH_WORDS = re.compile(r"\b(Upcoming|Time|TIME|Notes|NOTES|Layout|Click|Reset|Pacing|Default|Wide|Tall|"
                            r"Loading|AM|PM)\b")
 
@@ -415,6 +440,8 @@ def test_speaker_view_typesets_the_notes_math_and_speaks_spanish(new_deck, deck_
     view = speaker.evaluate(SPEAKER_VIEW)
     speaker.select_option(".speaker-layout-dropdown", "default")
     speaker.wait_for_timeout(300)
+    speaker.wait_for_function(UPCOMING, timeout=30_000)
+    upcoming = speaker.evaluate(UPCOMING)
     speaker.screenshot(path=str(artifacts_dir / "vista-del-presentador.png"))
     speaker.close()
     print(f"\nvista del presentador: {view['formulas']} fórmulas en las notas; textos: {view['texts']}")
@@ -426,6 +453,9 @@ def test_speaker_view_typesets_the_notes_math_and_speaks_spanish(new_deck, deck_
     for label in ("Siguiente", "Tiempo", "Notas", "Diseño: Ancha"):
         assert label in view["texts"], (label, view["texts"])
     assert not [text for text in view["texts"] if ENGLISH_WORDS.search(text)], view["texts"]
+    # «Siguiente» names the next slide without covering any of its text.
+    assert upcoming["lines"]
+    assert [line["text"] for line in upcoming["lines"] if overlap(upcoming["label"], line["box"])] == []
 
 
 # Every line of text in reveal's help overlay: its words, and the contrast

@@ -87,6 +87,22 @@ FIGURE_SIZES = """
 }
 """
 
+# How much of the room under the slide's title its content takes (0–1), and whether it opens a chapter.
+SLIDE_FILL = """
+(index) => {
+  const slide = Reveal.getSlides()[index];
+  const box = slide.getBoundingClientRect();
+  const title = slide.querySelector('h1');
+  const top = title ? title.getBoundingClientRect().bottom : box.top;
+  const blocks = Array.from(slide.children).filter((child) => !child.matches('aside.notes') && child !== title
+    && child.getBoundingClientRect().height > 0);
+  const bottom = Math.max(top, ...blocks.map((child) => child.getBoundingClientRect().bottom));
+  const room = box.bottom - top - parseFloat(getComputedStyle(slide).paddingBottom) * Reveal.getScale();
+  return {fill: (bottom - top) / room, chapter: slide.classList.contains('capitulo')};
+}
+"""
+MIN_SLIDE_FILL = 0.4
+
 # reveal's arrows and slide number on the current slide: their colour and where they are (window pixels).
 CHROME_COLORS = """
 () => {
@@ -157,7 +173,7 @@ def tour(browser, deck_url, artifacts_dir, request):
     deck.wait_for_python(timeout=BOOT_TIMEOUT_MS)
     boot_seconds = time.perf_counter() - started
 
-    runs, live, overflow, screenshots, figure_sizes, chrome = {}, {}, {}, [], {}, {}
+    runs, live, overflow, screenshots, figure_sizes, chrome, fill = {}, {}, {}, [], {}, {}, {}
     for index, slide in enumerate(slides):
         deck.go_to_slide(index, slide["fragments"])
         for cell_id in slide["cells"]:
@@ -168,6 +184,7 @@ def tour(browser, deck_url, artifacts_dir, request):
         deck.go_to_slide(index, slide["fragments"])
         overflow[index] = page.evaluate(CHECK_OVERFLOW, index)
         figure_sizes[index] = page.evaluate(FIGURE_SIZES, index)
+        fill[index] = page.evaluate(SLIDE_FILL, index)
         chrome[index] = page.evaluate(CHROME_COLORS)
         path = shots / f"{slide_label(index, slide['id'])}.png"
         page.screenshot(path=str(path))
@@ -178,6 +195,7 @@ def tour(browser, deck_url, artifacts_dir, request):
         "page": page, "deck": deck, "context": context, "slides": slides, "cell_ids": cell_ids,
         "prerendered": prerendered, "live": live, "runs": runs, "overflow": overflow,
         "screenshots": screenshots, "folder": shots, "figure_sizes": figure_sizes, "chrome": chrome,
+        "fill": fill,
     }
     report_timings(request, artifacts_dir, shots, boot_seconds, tour_seconds, runs, len(slides))
     yield data
@@ -253,6 +271,13 @@ def test_no_slide_overflows_at_1280x720(tour):
         elif result["problems"]:
             problems[slide_label(index, slide["id"])] = result["problems"]
     assert problems == {}
+
+
+def test_no_slide_is_left_mostly_empty(tour):
+    # A slide that says little next to its neighbours reads as a gap in the lecture.
+    empty = {slide_label(index, tour["slides"][index]["id"]): f"{seen['fill']:.0%}"
+             for index, seen in tour["fill"].items() if not seen["chapter"] and seen["fill"] < MIN_SLIDE_FILL}
+    assert empty == {}
 
 
 def test_every_figure_is_shown_large_enough_to_read(tour):

@@ -434,7 +434,7 @@ def test_edits_their_outputs_and_the_challenges_answer_survive_a_reload(lecture)
     cell.wait_for_figures_loaded()
     state = cell.output_state()
     assert cell.source == edited
-    assert state["origin"] == "saved" and "pre-calculado" not in state["label"]
+    assert state["origin"] == "saved" and "crear las diapositivas" not in state["label"]
     assert state["label"].startswith("tu última ejecución (guardada)")
     assert not state["stale"] and state["blocks"][0]["text"].startswith("mía\nε = 0,25")
     assert cell.read_output()["loaded"] == 1

@@ -169,7 +169,7 @@ def test_deck_shows_first_slide_and_runs_a_cell_offline(server, request, dist_di
 
 
 def normalise_output(text: str) -> str:
-    """Output text without the origin label each output carries (pre-calculado / en tu navegador)."""
+    """Output text without the origin label each output carries (calculado al crear las diapositivas / en tu navegador)."""
     lines = [line for line in text.splitlines()
              if not re.search(r"pre-?calculad|calculado en tu navegador", line, re.IGNORECASE)]
     return "\n".join(line.rstrip() for line in lines).strip()

@@ -1,11 +1,16 @@
 """Code readable from the back of the room (the whole lecture, dist/, headless Chromium).
 
 * On a 1024×768 projector the slide grows to 1280×960 (the window's 4:3
-  shape) and every cell's code and output are drawn at 18 px or more, and no
-  slide overflows its box nor needs a scrollbar in a cell, with every answer
-  shown: the same check the 1280×720 tour makes (test_deck.py). A code line
-  wider than its cell wraps instead. The index button (☰) covers no slide
-  content there (test_chrome.py checks it at 1280×720).
+  shape), no slide overflows its box nor needs a scrollbar in a cell, with
+  every answer shown: the same check the 1280×720 tour makes (test_deck.py).
+  A code line wider than its cell wraps instead. Every cell's code and output
+  are drawn at 16 px or more (as at 1280×720), a full-width cell's at 18 px.
+  The index button (☰) covers no slide content there (test_chrome.py checks
+  it at 1280×720).
+* There, every figure is readable from the back of the room: beside its code
+  it gets 40 % of the slide's width or more, at least 420 px on screen, with
+  its tick labels at 14 px or more; and a printed line is not chopped up: one
+  of up to 60 characters takes at most two rows, and none takes four.
 * The sizes at 1280×720 and 1024×768 are printed.
 * The first paint, before any script file, already has that shape.
 * The presenter's code size: + and − change it a step (reveal's help lists
@@ -17,15 +22,23 @@ from __future__ import annotations
 import pytest
 
 from deckpage import DeckPage
+from dpdeck import figure_style
+from dpdeck.cellrun import FIGURE_DPI
 from test_boot import SLIDE_BOXES
 from test_chrome import CONTENT_BOXES, overlap
 from test_deck import CHECK_OVERFLOW, slide_label
 
 PROJECTOR = (1024, 768)
 WIDE = (1280, 720)
-MIN_PROJECTED_PX = 18
+MIN_PROJECTED_PX = 16
+MIN_FULL_WIDTH_PX = 18
+MIN_FIGURE_PX = 420
+MIN_FIGURE_SHARE = 0.40
+MIN_TICK_PX = 14
+SHORT_LINE_CHARS = 60
 
-# The smallest code and output text on a slide, in window pixels (font size × reveal's scale).
+# The smallest code and output text on a slide, in window pixels (font size × reveal's scale);
+# `wide`: the same in full-width cells (layout=stack) only.
 TEXT_SIZES = """
 (index) => {
   const slide = Reveal.getSlides()[index];
@@ -36,17 +49,56 @@ TEXT_SIZES = """
       .map((element) => parseFloat(getComputedStyle(element).fontSize) * scale);
     return sizes.length ? Math.min(...sizes) : null;
   };
-  return {code: size('.cell .cm-line'), output: size('.cell-output pre')};
+  return {code: size('.cell .cm-line'), output: size('.cell-output pre'),
+          wide: size('.cell[data-layout="stack"] .cm-line, .cell[data-layout="stack"] .cell-output pre')};
+}
+"""
+
+# Every figure on the slide as shown (window px) and the slide's width on screen.
+FIGURES = """
+(index) => {
+  const slide = Reveal.getSlides()[index];
+  const width = slide.getBoundingClientRect().width;
+  return Array.from(slide.querySelectorAll('.cell-output img.out-figure')).map((img) => ({
+    cell: img.closest('.cell').dataset.cellId, shown: img.getBoundingClientRect().width,
+    natural: img.naturalWidth, slide: width}));
+}
+"""
+
+# Each printed line of the slide's outputs: its first characters, its length and
+# how many rows it takes on screen.
+PRINTED_ROWS = """
+(index) => {
+  const rows = [];
+  for (const pre of Reveal.getSlides()[index].querySelectorAll('.cell-output pre')) {
+    const height = parseFloat(getComputedStyle(pre).lineHeight) * Reveal.getScale();
+    const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      let start = 0;
+      for (const line of node.textContent.split('\\n')) {
+        if (line.trim()) {
+          const range = document.createRange();
+          range.setStart(node, start);
+          range.setEnd(node, start + line.length);
+          const tops = new Set(Array.from(range.getClientRects(), (rect) => Math.round(rect.top / (height / 2))));
+          rows.push({line: line.slice(0, 30), chars: line.length, rows: tops.size});
+        }
+        start += line.length + 1;
+      }
+    }
+  }
+  return rows;
 }
 """
 
 
-def walk(deck) -> tuple[dict, dict, tuple[int, int]]:
-    """Every slide with its answers: overflow problems and the smallest code and output sizes."""
+def walk(deck) -> tuple[dict, dict, tuple[int, int], dict, dict]:
+    """Every slide with its answers: overflow problems, the smallest code and output sizes,
+    the slide's size, its figures and its printed lines (test docstrings say what of each)."""
     page = deck.page
     slides = page.evaluate(
         "() => Reveal.getSlides().map((s) => [s.id || null, s.querySelectorAll('.fragment').length])")
-    problems, sizes = {}, {}
+    problems, sizes, figures, printed = {}, {}, {}, {}
     size = None
     for index, (slide_id, fragments) in enumerate(slides):
         deck.go_to_slide(index, fragments)
@@ -61,7 +113,9 @@ def walk(deck) -> tuple[dict, dict, tuple[int, int]]:
         measured = page.evaluate(TEXT_SIZES, index)
         if measured["code"] is not None:
             sizes[slide_label(index, slide_id)] = measured
-    return problems, sizes, size
+            figures[slide_label(index, slide_id)] = page.evaluate(FIGURES, index)
+            printed[slide_label(index, slide_id)] = page.evaluate(PRINTED_ROWS, index)
+    return problems, sizes, size, figures, printed
 
 
 def open_deck(new_deck, deck_url, viewport, query="?autorun=0"):
@@ -78,16 +132,63 @@ def summary(sizes: dict) -> str:
     return f"código {min(codes):.1f}–{max(codes):.1f} px, salida {min(outputs):.1f}–{max(outputs):.1f} px"
 
 
-def test_a_1024x768_projector_shows_code_and_output_at_18_px_and_nothing_overflows(new_deck, deck_url):
-    deck = open_deck(new_deck, deck_url, PROJECTOR)
-    problems, sizes, size = walk(deck)
+@pytest.fixture(scope="module")
+def projector(browser, deck_url, artifacts_dir):
+    """The whole lecture walked once at 1024×768, with a screenshot of each slide that has a figure."""
+    context = browser.new_context(viewport={"width": PROJECTOR[0], "height": PROJECTOR[1]})
+    deck = DeckPage(context.new_page())
+    deck.goto(deck_url + "index.html?autorun=0")
+    deck.wait_for_cells()
+    deck.page.evaluate("() => document.fonts.ready.then(() => true)")
+    deck.without_transitions()
+    problems, sizes, size, figures, printed = walk(deck)
+    shots = artifacts_dir / "proyector"
+    shots.mkdir(exist_ok=True)
+    for label, shown in figures.items():
+        if shown:
+            deck.go_to_slide(int(label[:2]) - 1)
+            deck.page.screenshot(path=str(shots / f"{label}.png"))
+    yield {"problems": problems, "sizes": sizes, "size": size, "figures": figures, "printed": printed}
+    context.close()
+
+
+def test_a_1024x768_projector_shows_code_and_output_large_and_nothing_overflows(projector):
+    sizes = projector["sizes"]
+    size = projector["size"]
     print(f"\n1024×768: diapositiva {size[0]}×{size[1]}; {summary(sizes)} en {len(sizes)} diapositivas con celdas")
     assert size == (1280, 960)
     assert len(sizes) >= 25
     small = {label: measured for label, measured in sizes.items()
-             if measured["code"] < MIN_PROJECTED_PX or (measured["output"] or 99) < MIN_PROJECTED_PX}
+             if measured["code"] < MIN_PROJECTED_PX or (measured["output"] or 99) < MIN_PROJECTED_PX
+             or (measured["wide"] or 99) < MIN_FULL_WIDTH_PX}
     assert small == {}
-    assert problems == {}
+    assert projector["problems"] == {}
+
+
+def test_every_figure_on_a_1024x768_projector_reads_from_the_back_of_the_room(projector):
+    # Text in a figure is drawn in points at FIGURE_DPI and scaled with the PNG.
+    tick_px_at_natural = figure_style.TICK_SIZE * FIGURE_DPI / 72
+    shown, small = [], {}
+    for label, seen in projector["figures"].items():
+        for figure in seen:
+            tick_px = tick_px_at_natural * figure["shown"] / figure["natural"]
+            share = figure["shown"] / figure["slide"]
+            shown.append(figure["shown"])
+            if figure["shown"] < MIN_FIGURE_PX or share < MIN_FIGURE_SHARE or tick_px < MIN_TICK_PX:
+                small[label] = f"{figure['shown']:.0f} px ({share:.0%} de la diapositiva), marcas a {tick_px:.1f} px"
+    print(f"\n1024×768: {len(shown)} figuras de {min(shown):.0f} a {max(shown):.0f} px de ancho")
+    assert len(shown) >= 13
+    assert small == {}
+
+
+def test_printed_lines_on_a_1024x768_projector_are_not_chopped_up(projector):
+    chopped = {}
+    for label, lines in projector["printed"].items():
+        bad = [f"«{line['line']}…» ({line['chars']} caracteres) en {line['rows']} filas" for line in lines
+               if line["rows"] >= 4 or (line["chars"] <= SHORT_LINE_CHARS and line["rows"] > 2)]
+        if bad:
+            chopped[label] = bad[:3]
+    assert chopped == {}
 
 
 def test_code_sizes_at_1280x720_are_reported(new_deck, deck_url):

@@ -19,7 +19,7 @@ import shutil
 import nbformat
 import pytest
 
-from deckpage import DeckPage
+from deckpage import NO_PYTHON, DeckPage
 from test_service_worker import Server, wait_offline
 
 FLAVOURS = ("student", "solution")
@@ -35,9 +35,6 @@ async (url) => {
 }
 """
 
-# A device that chose not to download Python (pythonchoice.js): the visit fetches only the page's files.
-NO_PYTHON = """localStorage.setItem('dpdeck:prefs:' + location.pathname.replace(/index\\.html?$/i, '')
-  + ':download-python', 'no');"""
 
 
 def chapters_of(dist) -> list[dict]:

@@ -138,6 +138,11 @@ export class Cell {
     const toolbar = document.createElement("div");
     toolbar.className = "cell-toolbar";
     this.runButton = button("run", "▶", "Ejecutar", "Ejecutar la celda (Mayús+Intro o Ctrl+Intro)", () => this.run());
+    // Pressed from the keyboard, ▶ hands the focus to the cell's code: there Space is the
+    // slides' key again (on ▶ it would run the cell once more), Enter edits, Shift+Enter runs.
+    this.runButton.addEventListener("click", (event) => {
+      if (event.detail === 0 && this.editorHost && this.editorHost.tabIndex === 0) this.editorHost.focus();
+    });
     this.stopButton = button("stop", "■", "Detener", "Detener la ejecución", () => this.stop());
     this.resetButton = button("reset", "↺", "Original", "Volver al código original (se puede deshacer con Ctrl+Z)", () =>
       this.reset(),

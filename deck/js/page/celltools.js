@@ -1,8 +1,9 @@
 // What a student takes home, as a reveal.js plugin: on every cell, «Copiar»
 // (its code), «.py» (its code as a file) and a copy button on its output;
 // deck-wide, in the status chip, «Ejecutar la diapositiva», «Ejecutar el
-// capítulo» and «Cuaderno del capítulo (.ipynb)», the chapter's notebook with
-// the student's edits and saved outputs in it (notebooks.js).
+// capítulo…» (which asks first) and «Cuaderno del capítulo (.ipynb)», the
+// chapter's notebook with the student's edits and saved outputs in it
+// (notebooks.js). A run of many cells never changes the slide on screen.
 //
 // It works through the `dpdeck` plugin's script surface (deck.js) and the
 // markup the build writes (deck/README.md).
@@ -22,8 +23,11 @@ const TEXT = {
   pyTitle: "Descargar el código de la celda como archivo .py",
   runSlide: "Ejecutar la diapositiva",
   runSlideTitle: "Ejecutar, en orden, todas las celdas de esta diapositiva",
-  runChapter: "Ejecutar el capítulo",
-  runChapterTitle: "Ejecutar, en orden, todas las celdas del capítulo de esta diapositiva",
+  runChapter: "Ejecutar el capítulo…",
+  runChapterTitle: "Ejecutar, en orden, todas las celdas del capítulo de esta diapositiva (pregunta antes)",
+  runChapterQuestion: (count) =>
+    `¿Ejecutar una tras otra las ${count} celdas de este capítulo? La diapositiva en pantalla no cambia.`,
+  runChapterYes: (count) => `Ejecutar ${count} celdas`,
   running: (done, total) => `Ejecutando ${done}/${total}…`,
   notebook: "Cuaderno del capítulo (.ipynb)",
   notebookTitle: "Descargar el cuaderno Jupyter de este capítulo, con tus cambios",
@@ -110,7 +114,7 @@ export class CellTools {
       action: "run-slide", text: TEXT.runSlide, title: TEXT.runSlideTitle, onClick: () => this.runSlide(),
     });
     this.runChapterButton = deck.addAction({
-      action: "run-chapter", text: TEXT.runChapter, title: TEXT.runChapterTitle, onClick: () => this.runChapter(),
+      action: "run-chapter", text: TEXT.runChapter, title: TEXT.runChapterTitle, onClick: () => this.askRunChapter(),
     });
     this.notebookButton = deck.addAction({
       action: "download-notebook", text: TEXT.notebook, title: TEXT.notebookTitle,
@@ -150,6 +154,23 @@ export class CellTools {
 
   async runChapter() {
     return this.runCells(this.cellIdsIn(await this.chapterSections()), this.runChapterButton);
+  }
+
+  /**
+   * «Ejecutar el capítulo…» runs dozens of cells: it asks first, in the chip,
+   * with the focus on «Cancelar» (an Enter by accident runs nothing).
+   */
+  async askRunChapter() {
+    if (this.runningAll) return;
+    const ids = this.cellIdsIn(await this.chapterSections());
+    if (!ids.length) return;
+    this.deck.confirmAction({
+      action: "run-chapter",
+      question: TEXT.runChapterQuestion(ids.length),
+      yes: TEXT.runChapterYes(ids.length),
+      onYes: () => this.runCells(ids, this.runChapterButton),
+      returnFocus: this.runChapterButton,
+    });
   }
 
   /** Runs cells one after the other, in page order; resolves with their results. */

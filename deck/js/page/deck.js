@@ -25,12 +25,15 @@ const OUTPUT_NOT_SAVED_MESSAGE = "Este navegador no tiene sitio para guardar las
 const FIGURES_NOT_SAVED_MESSAGE = "Las figuras de tus ejecuciones no caben en este navegador: se guardó solo el texto.";
 // The queue key of the lab's runs (the challenge's «Comprobar» and «Exportar»).
 const LAB_KEY = "laboratorio";
-const NOT_DOWNLOADED_SUMMARY = "Python sin descargar: se descarga al ejecutar una celda";
+const NOT_DOWNLOADED_SUMMARY = "Python sin descargar";
 const NOT_DOWNLOADED_DETAIL =
-  "Los resultados que ves están pre-calculados. Python (Pyodide con numpy y matplotlib) se " +
-  "descarga la primera vez que ejecutes una celda, o ahora con «Descargar». El índice (M) " +
-  "recuerda si este dispositivo lo descarga al abrir las diapositivas.";
+  "Python (Pyodide con numpy y matplotlib) se descarga la primera vez que ejecutes una celda, " +
+  "o ahora con «Descargar». Hasta entonces ves los resultados calculados al crear las " +
+  "diapositivas. El índice (M) recuerda si este dispositivo lo descarga al abrir las diapositivas.";
 const D_KEY = 68;
+// Where Shift+Enter (or Ctrl+Enter) belongs to something else: typing, a button, a link,
+// the index, the status chip.
+const OWN_ENTER = "input, textarea, select, button, a[href], [contenteditable='true'], dialog.deck-menu, .python-status";
 
 function whenIdle(callback) {
   if ("requestIdleCallback" in window) window.requestIdleCallback(callback, { timeout: 200 });
@@ -178,6 +181,21 @@ class LiveDeck {
     // Runs waiting for this boot go back to what they showed; running one again asks for Python.
     this.cells.forEach((cell) => this.runtime.cancel(cell.id));
     this.runtime.terminate("");
+  }
+
+  /**
+   * Shift+Enter (or Ctrl+Enter) outside an editor: runs the cell whose code has
+   * the focus, or else the cells of the slide on screen, in order — as in a
+   * notebook, without first clicking into the code. Cells already waiting or
+   * running are left alone.
+   */
+  async runFromKeys(event) {
+    const cellElement = event.target.closest && event.target.closest(".cell[data-cell-id]");
+    const cells = cellElement
+      ? [this.cellById(cellElement.dataset.cellId)].filter(Boolean)
+      : this.cellsIn(this.reveal && this.reveal.getCurrentSlide());
+    const busy = (cell) => this.runtime && (this.runtime.isQueued(cell.id) || this.runtime.isRunning(cell.id));
+    for (const cell of cells.filter((each) => !busy(each))) await cell.run();
   }
 
   /** D: stops the cells of the current slide that run or wait (or, if none, whichever runs). */
@@ -367,6 +385,15 @@ export function LiveCells() {
       reveal.addKeyBinding({ keyCode: D_KEY, key: "D", description: "Detener las celdas de esta diapositiva" }, () =>
         deck.stopCurrent(),
       );
+      // reveal ignores Enter with a modifier: the deck's own listener, for the slide's cells.
+      document.addEventListener("keydown", (event) => {
+        if (event.key !== "Enter" || !(event.shiftKey || event.ctrlKey || event.metaKey) || event.altKey) return;
+        if (event.defaultPrevented || isPrintPdf || isReceiver) return;
+        if (event.target.closest && event.target.closest(OWN_ENTER)) return;
+        event.preventDefault();
+        deck.runFromKeys(event);
+      });
+      reveal.registerKeyboardShortcut("Mayús + Intro", "Ejecutar las celdas de esta diapositiva");
     },
     /** The cell with this id (given its editor now if its slide has not been shown yet); null if there is none. */
     cell(id) {
@@ -396,6 +423,17 @@ export function LiveCells() {
     },
     /** Adds a deck-wide button to the status chip (the other plugins' actions); null where there is no chip. */
     addAction: (spec) => (deck && deck.status ? deck.status.addButton(spec) : null),
+    /**
+     * Asks in the status chip before a long action ({action, question, yes,
+     * onYes, returnFocus}: StatusPanel.confirm); without a chip, does it.
+     */
+    confirmAction: (spec) => (deck && deck.status ? deck.status.confirm(spec) : spec.onYes()),
+    /** How many cells have code edited in this browser. */
+    get editedCells() {
+      return deck ? Array.from(deck.cells.values()).filter((cell) => cell.edited).length : 0;
+    },
+    /** What «Restaurar todo» does: every edited cell back to its original code (undoable for a while). */
+    restoreAll: () => deck && deck.restoreAll(),
     /** Shows a short message at the bottom of the window, with a button that closes it. */
     notify: (text) => deck && deck.toast && deck.toast.show(text, {
       actionText: "Entendido", actionName: "dismiss", durationMs: deck.settings.noticeMs,

@@ -1,9 +1,10 @@
 // The deck's menu, as a reveal.js plugin: every slide by chapter, each
 // chapter with its two worksheets to take home (the exercises blank and
 // solved, as Jupyter notebooks), a search across the slides, a link to the
-// current slide to share (with a copy button), the code size and whether
-// Python downloads on opening. M (or the ☰ button in the top corner) opens
-// it, Ctrl+Shift+F opens it on the search, Esc closes it.
+// current slide to share (with a copy button), the code size, «Restaurar
+// todo» for the cells one edited, and whether Python downloads on opening.
+// M (or the ☰ button in the top corner) opens it, Ctrl+Shift+F opens it on
+// the search, Esc closes it.
 //
 // Built on reveal's API (getSlides, getIndices, slide, getSlidePath). The
 // search reads each slide's text once and never touches the slides' markup
@@ -284,13 +285,30 @@ export function DeckMenu() {
     });
     parts.checkbox = checkbox;
 
+    // «Restaurar todo» is also here, where a student looks for what the deck can do (not only in the chip).
+    const edits = element("div", "deck-menu-row deck-menu-edits");
+    const editedCount = element("span", "deck-menu-label");
+    const restore = button("deck-menu-step deck-menu-restore", "Restaurar todo", () => {
+      plugin.close();
+      reveal.getPlugin("dpdeck")?.restoreAll();
+    });
+    restore.dataset.action = "restore-all";
+    restore.title = "Devolver todas las celdas a su código original (se puede deshacer durante unos segundos)";
+    edits.append(editedCount, restore);
+    parts.showEdits = () => {
+      const count = reveal.getPlugin("dpdeck")?.editedCells || 0;
+      editedCount.textContent =
+        count === 0 ? "Ninguna celda editada" : count === 1 ? "1 celda editada" : `${count} celdas editadas`;
+      restore.disabled = count === 0;
+    };
+
     const results = element("ol", "deck-menu-results");
     results.hidden = true;
     const list = element("ol", "deck-menu-index");
     const body = element("div", "deck-menu-body");
     body.append(searchLabel, input, count, results, list);
     const footer = element("div", "deck-menu-footer");
-    footer.append(shareLabel, share, sizes, python);
+    footer.append(shareLabel, share, sizes, edits, python);
 
     dialog.append(header, body, footer);
     // Keys typed in the menu are not slide navigation; Esc always closes it
@@ -350,6 +368,7 @@ export function DeckMenu() {
       if (dialog.open) return;
       parts.checkbox.checked = downloadsOnOpen();
       parts.showSize();
+      parts.showEdits();
       // Each opening starts from the index, not from the last search.
       parts.input.value = "";
       search("");

@@ -37,6 +37,12 @@ const LABELS = new Map([
   ["Please try closing and reopening the speaker view.", "Cierra la vista del presentador y vuelve a abrirla (tecla S)."],
 ]);
 const LAYOUT_LABEL = /^Layout(?:: (.*))?$/;
+// The plugin lays «Siguiente» (and the layout menu) over the next slide's top
+// corners, on its title: a band of their own above the slide instead.
+const SPEAKER_STYLE = `
+  #upcoming-slide { padding-top: 46px; }
+  #upcoming-slide .label { top: 6px; left: 6px; }
+`;
 // The plugin's clock: en-US, 12 hours ("02:05 PM").
 const CLOCK = /^(\d{1,2}):(\d{2})\s*([AP]M)$/;
 
@@ -89,6 +95,9 @@ function dress(doc, baseUrl) {
   // Absolute: the speaker window is about:blank and has no base of its own.
   link.href = new URL(KATEX_STYLESHEET, baseUrl).href;
   head.appendChild(link);
+  const style = doc.createElement("style");
+  style.textContent = SPEAKER_STYLE;
+  head.appendChild(style);
   translate(doc.documentElement);
   // The plugin writes the layout label and the clock again later.
   new doc.defaultView.MutationObserver((records) => {

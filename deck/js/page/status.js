@@ -1,12 +1,17 @@
 // The Python status indicator: a small chip in the bottom-left corner, inside
 // the band below the slides' content (the slide's bottom padding), so it never
 // covers slide text. It says "Cargando Python… 12/26 MB" with a progress bar,
-// then "Python listo"; pointing at it or tabbing to it shows the deck-wide
-// buttons and any details. A failed boot needs attention: the chip then says
-// what failed with a retry button and a ✕ that dismisses it, still on one line
-// in the band below the slide's content (the details open only when asked).
+// then "Python listo". Its text is a button that opens it, with the deck-wide
+// buttons and the details; pointing at it with a mouse opens it too. Opening
+// never moves what is under a finger or the pointer: a tap on «Descargar» on
+// the closed chip downloads, and Tab never reaches a button the closed chip
+// hides. On a phone or an upright tablet the open chip is a sheet along the
+// bottom that the slides make room for, so it covers nothing. A failed boot
+// needs attention: the chip then says what failed with a retry button and a
+// ✕ that dismisses it, still in the band below the slide's content.
 
 import { BOOT_STAGE } from "../shared/protocol.js";
+import { LAYOUT, LAYOUT_CHANGED } from "./layout.js";
 import { PYTHON_STATE, WORKER_STEP } from "./python.js";
 
 const MB = 1e6;
@@ -56,26 +61,44 @@ export const FILE_PAGE_CELL_NOTE = "Sin Python: ábrelas desde un servidor";
 
 export const FILE_PAGE_MESSAGE =
   "Python necesita que las diapositivas se sirvan desde un servidor web; abiertas como " +
-  "archivo solo muestran los resultados pre-calculados. En la carpeta del proyecto: " +
-  "«python3 build.py serve». O dentro de la carpeta del mazo (la que tiene index.html): " +
+  "archivo solo muestran los resultados calculados al crear las diapositivas. En la " +
+  "carpeta del proyecto: «python3 build.py serve». O dentro de la carpeta del mazo (la que tiene index.html): " +
   "«python3 -m http.server» y abre http://localhost:8000/.";
+
+/** Whether pointing at the chip opens it: a mouse, on the slides (not on a phone's or tablet's pages). */
+function pointingOpens(event) {
+  return event.pointerType === "mouse" && document.documentElement.dataset.layout !== LAYOUT.REFLOW;
+}
 
 export class StatusPanel {
   constructor({ onRetry, onRestart, onRestoreAll, onDownload, onDecline }) {
     const panel = document.createElement("div");
     panel.className = "python-status";
+    panel.id = "python-status";
     panel.setAttribute("role", "status");
     panel.setAttribute("aria-live", "polite");
-    // Focusable, so the keyboard reaches the buttons that a compact chip hides.
-    panel.tabIndex = 0;
-    this.text = document.createElement("span");
-    this.text.className = "python-status-text";
-    this.detail = document.createElement("span");
-    this.detail.className = "python-status-detail";
     this.bar = document.createElement("progress");
     this.bar.className = "python-status-bar";
     this.bar.max = 1;
     this.bar.value = 0;
+    // The text is the button that opens the chip (the one Tab stop of the closed chip).
+    this.toggle = document.createElement("button");
+    this.toggle.type = "button";
+    this.toggle.className = "python-status-toggle";
+    this.toggle.dataset.action = "open-status";
+    this.toggle.setAttribute("aria-expanded", "false");
+    this.toggle.setAttribute("aria-controls", panel.id);
+    this.text = document.createElement("span");
+    this.text.className = "python-status-text";
+    this.toggle.append(this.text);
+    this.toggle.addEventListener("click", (event) => {
+      // Clicked or tapped, the keys stay the slides' (a keyboard press keeps the focus here).
+      if (event.detail > 0) this.toggle.blur();
+      if (this.isOpen && this.pinned) this.close();
+      else this.open();
+    });
+    this.detail = document.createElement("span");
+    this.detail.className = "python-status-detail";
     this.retryButton = this.makeButton("retry", "Reintentar", "Volver a cargar Python", onRetry);
     this.restartButton = this.makeButton(
       "restart-python",
@@ -100,9 +123,14 @@ export class StatusPanel {
       onDecline,
     );
     this.dismissButton.setAttribute("aria-label", "Cerrar el aviso");
+    this.question = this.makeQuestion();
+    this.closeButton = this.makeButton("close-status", "Cerrar", "Cerrar este panel (Esc)", () =>
+      this.close({ focusToggle: true }),
+    );
+    this.closeButton.classList.add("python-status-close");
     panel.append(
       this.bar,
-      this.text,
+      this.toggle,
       this.detail,
       this.retryButton,
       this.restartButton,
@@ -110,10 +138,13 @@ export class StatusPanel {
       this.downloadButton,
       this.declineButton,
       this.dismissButton,
+      this.question.element,
+      this.closeButton,
     );
-    // Clicks and keys on the panel are not slide navigation.
-    panel.addEventListener("keydown", (event) => event.stopPropagation());
     this.panel = panel;
+    this.isOpen = false;
+    this.pinned = false;
+    this.watchOpening();
     document.body.appendChild(panel);
   }
 
@@ -124,8 +155,142 @@ export class StatusPanel {
     element.dataset.action = action;
     element.textContent = text;
     element.title = title;
-    element.addEventListener("click", () => handler());
+    element.addEventListener("click", (event) => {
+      // Clicked or tapped (a keyboard press has no click count): the keys go back to the slides.
+      if (event.detail > 0) element.blur();
+      handler();
+    });
     return element;
+  }
+
+  /** The row that asks before a long action (confirm): its question, «Sí» and «Cancelar». */
+  makeQuestion() {
+    const element = document.createElement("div");
+    element.className = "python-status-question";
+    element.hidden = true;
+    const text = document.createElement("span");
+    text.className = "python-status-question-text";
+    const yes = this.makeButton("confirm", "", "", () => this.answer(true));
+    const no = this.makeButton("cancel", "Cancelar", "No hacerlo", () => this.answer(false));
+    yes.classList.add("python-status-confirm");
+    element.append(text, yes, no);
+    return { element, text, yes, no, onYes: null, returnFocus: null };
+  }
+
+  /**
+   * Opening and closing: a click on the text (pinned open until closed), a
+   * mouse pointing at the chip on the slides (open while it stays there); Esc,
+   * «Cerrar», a click elsewhere or the focus leaving close it.
+   */
+  watchOpening() {
+    const panel = this.panel;
+    panel.addEventListener("pointerenter", (event) => pointingOpens(event) && this.open({ pinned: false }));
+    panel.addEventListener("pointerleave", (event) => {
+      if (pointingOpens(event) && !this.pinned && !panel.contains(document.activeElement)) this.close();
+    });
+    document.addEventListener(
+      "pointerdown",
+      (event) => this.isOpen && !panel.contains(event.target) && this.close(),
+      true,
+    );
+    panel.addEventListener("focusout", (event) => {
+      if (this.isOpen && event.relatedTarget && !panel.contains(event.relatedTarget)) this.close();
+    });
+    // Keys on the chip are not slide navigation; Esc closes it (the focus back on its text).
+    panel.addEventListener("keydown", (event) => {
+      event.stopPropagation();
+      if (event.key === "Escape" && this.isOpen) {
+        event.preventDefault();
+        this.close({ focusToggle: true });
+      }
+    });
+    // Open with the focus elsewhere (it was clicked), Esc closes it before it means anything else.
+    document.addEventListener(
+      "keydown",
+      (event) => {
+        if (event.key !== "Escape" || !this.isOpen || panel.contains(event.target)) return;
+        event.preventDefault();
+        event.stopPropagation();
+        this.close();
+      },
+      true,
+    );
+    // On a phone the open chip is a sheet the slides make room for: its height, as it changes.
+    this.sheetWatcher = new ResizeObserver(() => this.placeSheet());
+    document.addEventListener(LAYOUT_CHANGED, () => this.placeSheet());
+  }
+
+  /** Opens the chip; `pinned`: it stays open until closed (otherwise, while the mouse is over it). */
+  open({ pinned = true } = {}) {
+    this.pinned = this.pinned || pinned;
+    if (this.isOpen) return;
+    this.isOpen = true;
+    this.panel.toggleAttribute("data-open", true);
+    this.toggle.setAttribute("aria-expanded", "true");
+    this.sheetWatcher.observe(this.panel);
+    this.placeSheet();
+  }
+
+  close({ focusToggle = false } = {}) {
+    if (!this.isOpen) return;
+    this.isOpen = false;
+    this.pinned = false;
+    this.endQuestion();
+    this.panel.removeAttribute("data-open");
+    this.toggle.setAttribute("aria-expanded", "false");
+    this.sheetWatcher.disconnect();
+    this.placeSheet();
+    if (focusToggle) this.toggle.focus();
+    else if (this.panel.contains(document.activeElement) && !document.activeElement.checkVisibility()) {
+      document.activeElement.blur();
+    }
+  }
+
+  /**
+   * The open chip on a page layout (a phone, an upright tablet) sits along the
+   * bottom, and the slides end above it (<html data-status-sheet>, its height
+   * in --dp-status-sheet): it covers no cell however the page is scrolled.
+   */
+  placeSheet() {
+    const root = document.documentElement;
+    const docked = this.isOpen && root.dataset.layout === LAYOUT.REFLOW;
+    root.toggleAttribute("data-status-sheet", docked);
+    if (docked) root.style.setProperty("--dp-status-sheet", `${Math.ceil(this.panel.offsetHeight)}px`);
+    else root.style.removeProperty("--dp-status-sheet");
+  }
+
+  /**
+   * Asks before a long action: the open chip shows `question` with `yes` and
+   * «Cancelar», and the focus goes to «Cancelar», so an Enter by accident does
+   * nothing. `action` names the buttons (data-action confirm-<action>,
+   * cancel-<action>); `returnFocus` gets the focus back when it is cancelled.
+   */
+  confirm({ action, question, yes, onYes, returnFocus = null }) {
+    this.open();
+    const asked = this.question;
+    asked.text.textContent = question;
+    asked.yes.textContent = yes;
+    asked.yes.title = question;
+    asked.yes.dataset.action = `confirm-${action}`;
+    asked.no.dataset.action = `cancel-${action}`;
+    asked.onYes = onYes;
+    asked.returnFocus = returnFocus;
+    asked.element.hidden = false;
+    asked.no.focus();
+  }
+
+  answer(yes) {
+    const { onYes, returnFocus } = this.question;
+    this.endQuestion();
+    if (yes && onYes) onYes();
+    else if (returnFocus && returnFocus.checkVisibility()) returnFocus.focus();
+  }
+
+  endQuestion() {
+    const asked = this.question;
+    asked.element.hidden = true;
+    asked.onYes = null;
+    asked.returnFocus = null;
   }
 
   /**
@@ -188,7 +353,7 @@ export class StatusPanel {
   addButton({ action, text, title, onClick }) {
     const button = this.makeButton(action, text, title, onClick);
     button.classList.add("python-status-extra");
-    this.panel.appendChild(button);
+    this.panel.insertBefore(button, this.question.element);
     return button;
   }
 
@@ -197,7 +362,7 @@ export class StatusPanel {
     this.downloadButton.textContent = megabytes ? `Descargar (${megabytes} MB)` : "Descargar";
   }
 
-  /** The failure notice goes back to a plain chip; its buttons stay a point or a Tab away. */
+  /** The failure notice goes back to a plain chip; its buttons stay a point or a click away. */
   dismiss() {
     this.dismissed = true;
     this.panel.removeAttribute("data-attention");
