@@ -153,21 +153,28 @@ def test_student_code_cannot_reach_out_and_a_loop_gets_its_time_limit(tmp_path):
         {"id": "archivo", "check": "laplace-escala", "source": f"open({str(outside)!r}, 'w').write('x')"},
         {"id": "ctypes", "check": "laplace-escala", "source": "import ctypes\nctypes.CDLL(None)"},
         {"id": "bucle", "check": "laplace-escala", "source": "while True:\n    pass"},
-        {"id": "despues", "check": "laplace-escala", "source": RIGHT},
-        {"id": "reto-laboratorio", "check": "reto-laboratorio", "seed": 0, "extension": {
-            "assumption": "Los conteos del censo son de personas distintas.",
-            "measurement": "La desviación medida fue 4,02 en los ataques con ruido.",
-            "conclusion": "Con 4,02 de ruido la señal de 1 queda enterrada.",
-            "limitation": "Solo vale si cada persona aparece una vez en la base."}},
+        {"id": "despues", "check": "laplace-escala", "source": "x = 1\n"},
     ]
-    results = {result["id"]: result for result in sandbox.SandboxedChecks(seconds=6).run(tasks)}
+    results = {result["id"]: result for result in sandbox.SandboxedChecks(seconds=10).run(tasks)}
     assert not outside.exists()
     for name in ("red", "programa", "archivo", "ctypes"):
         assert results[name]["passed"] is None
         assert "Bloqueado en la corrección" in results[name]["problem"] or "conectarse" in results[name]["problem"], \
             results[name]
     assert results["bucle"]["problem"].startswith("tiempo agotado")
-    # The tasks after the loop run in a fresh child: a function, and the lab's challenge with its seed.
-    assert results["despues"]["passed"] is True
-    assert results["reto-laboratorio"]["problem"] is None
-    assert isinstance(results["reto-laboratorio"]["passed"], bool)
+    # The task after the loop gets its verdict, from a fresh child.
+    assert results["despues"]["passed"] is False
+    assert "No encuentro la función `mecanismo_laplace`" in results["despues"]["failures"][0]
+
+
+def test_the_labs_challenge_is_checked_with_its_seed():
+    tasks = [
+        {"id": "reto-laboratorio", "check": "reto-laboratorio", "seed": 0, "extension": {
+            "assumption": "Los conteos del censo son de personas distintas.",
+            "measurement": "La desviación medida fue 4,02 en los ataques con ruido.",
+            "conclusion": "Con 4,02 de ruido la señal de 1 queda enterrada.",
+            "limitation": "Solo vale si cada persona aparece una vez en la base."}},
+    ]
+    result, = sandbox.SandboxedChecks(seconds=300).run(tasks)
+    assert result["problem"] is None
+    assert result["passed"] is True
