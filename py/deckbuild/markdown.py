@@ -22,6 +22,8 @@ CONTAINERS = {
     "solucion": ('<div class="ejercicio-solucion">', "</div>"),
     # A cell's «Prueba esto»: render.py writes it inside its cell (render_prompt).
     "prueba": ('<details class="cell-prueba">', "</details>"),
+    # A cell's «Predice antes de ejecutar»: render.py writes it inside its cell (render_prediction).
+    "prediccion": ('<div class="cell-prediccion">', "</div>"),
 }
 
 

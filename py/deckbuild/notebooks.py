@@ -21,7 +21,8 @@ Every notebook starts with ``%matplotlib inline`` so figures show under
 Jupyter, is valid for ``nbformat`` and has stable cell ids (the same slides
 give the same bytes). Code cells carry ``metadata.dpdeck`` (``cell``,
 ``check``, ``challenge``): the page uses it to put a student's edits into the
-notebook they download; a cell's «Prueba esto» carries ``prompt`` (the cell's id).
+notebook they download; a cell's «Prueba esto» carries ``prompt`` (the cell's id), its «Predice antes
+de ejecutar» ``prediction`` (before the cell) and ``answer`` (after it).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from pathlib import Path
 
 from .errors import BuildError
 from .files import ensure_dir
-from .slides import CHALLENGE, EXERCISE, PROMPT, PROMPT_LABEL, Cell, Deck, Exercise, Slide
+from .slides import CHALLENGE, EXERCISE, PREDICTION, PREDICTION_LABEL, PROMPT, PROMPT_LABEL, Cell, Deck, Exercise, Slide
 
 FLAVOURS = {
     "guided": "notebook.ipynb",
@@ -61,8 +62,8 @@ INSTALL_CELL = "instalar"
 # Containers whose content is the lecture's text; boxes become quotes, the rest is read through.
 BOXES = ("definicion", "idea", "aviso")
 READ_THROUGH = ("fragment", "columns", "column")
-# Notes are the lecturer's; a `::: prueba` is written with its cell (add_prompt).
-SKIPPED = ("notes", PROMPT)
+# Notes are the lecturer's; a `::: prueba` and a `::: prediccion` are written with their cell.
+SKIPPED = ("notes", PROMPT, PREDICTION)
 # Inline HTML the slides use for typesetting only (`<span class="nowrap">`).
 INLINE_TAGS = re.compile(r"</?span\b[^>]*>")
 # A drawing the slide shows (the sequence diagram of a round), as opposed to a decorative one.
@@ -332,6 +333,21 @@ def prompt_markdown(cell: Cell) -> str:
     return f"**{PROMPT_LABEL}.**{separator}{text}"
 
 
+def prediction_markdown(cell: Cell) -> str:
+    """A cell's «Predice antes de ejecutar» as the notebook asks it, right before the cell: question and choices."""
+    prediction = cell.prediction
+    choices = "\n".join(f"{letter}) `{choice}`" for letter, choice in zip("abcde", prediction.choices))
+    return f"**{PREDICTION_LABEL}.** {strip_tags(prediction.question)}\n\n{choices}"
+
+
+def answer_markdown(cell: Cell) -> str:
+    """…and its answer, right after the cell, folded: what the cell prints."""
+    prediction = cell.prediction
+    letter = "abcde"[prediction.answer]
+    return (f"<details><summary>La respuesta</summary>\n\n{letter}) la celda imprime `{prediction.answer_text}`."
+            "\n\n</details>")
+
+
 def add_exercise(writer: NotebookWriter, exercise: Exercise, *, solved: bool, with_hints: bool) -> None:
     writer.markdown(strip_tags(exercise.task))
     if exercise.is_challenge:
@@ -378,7 +394,12 @@ def build_notebook(flavour: str, name: str, title: str, slides: list[Slide], tex
                 writer.markdown(content)
             elif kind == "cell":
                 cell = cells_by_line[(slide.file, content)]
+                if cell.prediction is not None:
+                    writer.note(prediction_markdown(cell), cell_id=f"{cell.id}-prediccion",
+                                metadata={"prediction": cell.id})
                 writer.code(cell.source, cell_id=cell.id, metadata={"cell": cell.id})
+                if cell.prediction is not None:
+                    writer.note(answer_markdown(cell), cell_id=f"{cell.id}-respuesta", metadata={"answer": cell.id})
                 if cell.prompt is not None:
                     writer.note(prompt_markdown(cell), cell_id=f"{cell.id}-prueba", metadata={"prompt": cell.id})
             elif kind == "figure":

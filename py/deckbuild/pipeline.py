@@ -25,6 +25,7 @@ from .paths import CACHE, CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, ROOT, display_pat
 from .pins import verify_npm_pins
 from .policy import check_speaker_view_scripts
 from .precompile import compile_dpdeck_wheel, compile_pyodide
+from .predictions import check_predictions
 from .prerender import prerender_cells
 from .pyodide import PYODIDE_VERSION, copy_pyodide, gather_pyodide
 from .render import check_no_font_preload, read_page_parts, render_page
@@ -63,6 +64,8 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
         with step("celdas pre-calculadas con Python nativo"):
             prerendered = prerender_cells(deck, staging, keep_going)
             print(f"  {len(deck.cells)} celdas ({prerendered.cache_hits} de la caché)", flush=True)
+            predictions = check_predictions(deck, prerendered)
+            print(f"  {predictions} predicciones comprobadas contra lo que imprime su celda", flush=True)
         with step("cuadernos de Jupyter"):
             notebooks = write_notebooks(deck, staging, wheel=dpdeck_wheel_path())
             print(f"  {len(notebooks.chapters)} capítulos × 3 cuadernos", flush=True)

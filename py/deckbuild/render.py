@@ -18,6 +18,7 @@ from pathlib import Path
 
 from dpdeck import lab
 from dpdeck.classroom import protocol
+from dpdeck.classroom.work import checker_version, deck_id
 
 from .errors import BuildError
 from .markdown import CONTAINERS, make_markdown
@@ -25,7 +26,8 @@ from .package import STYLESHEET_URL
 from .paths import TEMPLATE
 from .policy import check_page_scripts, compose_policy
 from .prerender import CellOutcome, Prerendered
-from .slides import CHALLENGE, EXERCISE, PROMPT, PROMPT_LABEL, Cell, Deck, Exercise, MathKey, Slide
+from .slides import (CHALLENGE, EXERCISE, PREDICTION, PREDICTION_LABEL, PROMPT, PROMPT_LABEL, Cell, Deck, Exercise,
+                     MathKey, Slide)
 
 # What the panel of an exercise says before anything is shown in it (the page hides it then).
 EXERCISE_HELP = ("Escribe tu solución en la celda y pulsa «Comprobar». "
@@ -58,7 +60,7 @@ def render_output(output: dict, cell: Cell, figure_number: int) -> str:
 
 
 def render_cell(outcome: CellOutcome, prompt_html: str = "") -> str:
-    """A cell as the contract's markup; `prompt_html` (render_prompt) goes after its output."""
+    """A cell as the contract's markup; `prompt_html` (render_prompt, render_prediction) goes after its output."""
     cell = outcome.cell
     outputs, figure_number = [], 0
     for output in outcome.outputs:
@@ -68,8 +70,9 @@ def render_cell(outcome: CellOutcome, prompt_html: str = "") -> str:
     body = "\n".join(outputs)
     # The build's digest of the cell's code: a run saved in a browser is shown only with the cell it was saved for.
     source_sha256 = hashlib.sha256(cell.source.encode("utf-8")).hexdigest()
+    predict = " data-predict" if cell.prediction is not None else ""
     return (f'<div class="cell" data-cell-id="{cell.id}" data-figures="{cell.figures}" '
-            f'data-layout="{cell.layout}" data-status="{protocol.CELL_STATUS.IDLE}" '
+            f'data-layout="{cell.layout}" data-status="{protocol.CELL_STATUS.IDLE}"{predict} '
             f'data-source-sha256="{source_sha256}" data-prevent-swipe>\n'
             f'  <pre class="cell-source"><code class="language-python">'
             f'{html.escape(cell.source, quote=False)}</code></pre>\n'
@@ -85,11 +88,27 @@ def render_prompt(md, cell: Cell) -> str:
             f'    <div class="cell-prueba-texto">\n{render_markdown(md, cell.prompt)}</div>\n  </details>\n')
 
 
+def render_prediction(md, cell: Cell) -> str:
+    """A cell's «Predice antes de ejecutar»: the question and a button per choice, laid over the
+    output until the cell runs (predictions.js, cells.css); the right choice is marked `data-correct`."""
+    prediction = cell.prediction
+    if prediction is None:
+        return ""
+    choices = "".join(
+        f'      <li{" data-correct" if index == prediction.answer else ""}><button type="button" '
+        f'class="cell-prediccion-opcion" data-choice="{html.escape(choice)}"><code>{html.escape(choice)}</code>'
+        f'</button></li>\n' for index, choice in enumerate(prediction.choices))
+    return (f'  <div class="cell-prediccion">\n    <p class="cell-prediccion-rotulo">{PREDICTION_LABEL}</p>\n'
+            f'    <div class="cell-prediccion-pregunta">\n{render_markdown(md, prediction.question)}</div>\n'
+            f'    <ol class="cell-prediccion-opciones">\n{choices}    </ol>\n'
+            f'    <p class="cell-prediccion-veredicto"></p>\n  </div>\n')
+
+
 def drop_prompts(tokens: list) -> list:
-    """The slide's tokens without its `::: prueba` blocks: each is written inside its cell."""
+    """The slide's tokens without its `::: prueba` and `::: prediccion` blocks: each is written inside its cell."""
     kept, depth = [], 0
     for token in tokens:
-        if token.type == "container_open" and token.info == PROMPT and depth == 0:
+        if token.type == "container_open" and token.info in (PROMPT, PREDICTION) and depth == 0:
             depth = 1
             continue
         if depth:
@@ -198,7 +217,8 @@ def splice_exercise(tokens: list, html_text: str) -> list:
 
 def render_section(md, slide: Slide, prerendered: Prerendered) -> str:
     attrs = "".join(f' {key}="{html.escape(value)}"' for key, value in sorted(slide.attributes.items()))
-    cells = {cell.line: render_cell(prerendered.outcomes[cell.id], render_prompt(md, cell)) for cell in slide.cells}
+    cells = {cell.line: render_cell(prerendered.outcomes[cell.id], render_prompt(md, cell) + render_prediction(md, cell))
+             for cell in slide.cells}
     tokens = drop_prompts(list(slide.tokens))
     if slide.exercise is not None:
         tokens = splice_exercise(tokens, render_exercise(md, slide.exercise, prerendered))
@@ -289,7 +309,9 @@ def render_page(deck: Deck, math: dict[MathKey, str], prerendered: Prerendered, 
     # The page's one inline script is allowed by its hash, never by 'unsafe-inline'.
     inline_scripts = [parts[FIRST_PAINT_PLACEHOLDER]]
     policy = compose_policy(inline_scripts=inline_scripts)
-    page = fill_template(deck.title, sections, {**parts, "{{ csp }}": html.escape(policy),
+    # What a student's exported work names (dpdeck.classroom.work): the deck, and the checks it was checked with.
+    classroom = {"{{ deck_id }}": html.escape(deck_id(deck.title)), "{{ checkers }}": checker_version()}
+    page = fill_template(deck.title, sections, {**parts, **classroom, "{{ csp }}": html.escape(policy),
                                                "{{ first_slide_expected }}": expect_first_slide(deck)})
     check_page_scripts(page, inline_scripts)
     return page

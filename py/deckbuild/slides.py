@@ -9,6 +9,7 @@ tool that needs the slides or their cells take them from `read_deck`.
     for exercise in deck.exercises:  # every `::: ejercicio` and the `::: reto`
         exercise.id, exercise.check, exercise.task, exercise.cell, exercise.hints, exercise.solution_code
     cell.prompt                      # the Markdown of its `::: prueba` («Prueba esto»), or None
+    cell.prediction                  # its `::: prediccion` (question, choices, the one marked), or None
 
 A bad source raises `SourceError` with the file and line of the problem: a
 file that is not UTF-8, starts with a byte-order mark, holds control characters
@@ -51,6 +52,14 @@ CHALLENGE_ID = "reto-laboratorio"
 # show it under this label.
 PROMPT = "prueba"
 PROMPT_LABEL = "Prueba esto"
+# A cell's «Predice antes de ejecutar» (deck/README.md, «Predict, then run»): a `::: prediccion`
+# right after the cell (in place of a `::: prueba`): a question and the choices of what it prints, each
+# `- [ ] `texto``, the right one `- [x] `texto``. The build checks the marked one against what
+# the cell prints (deckbuild.predictions).
+PREDICTION = "prediccion"
+PREDICTION_LABEL = "Predice antes de ejecutar"
+PREDICTION_CHOICES = (2, 5)
+PREDICTION_CHOICE = re.compile(r"- \[( |x|X)\] `([^`]+)`\s*$")
 
 
 class MathKey(NamedTuple):
@@ -58,6 +67,21 @@ class MathKey(NamedTuple):
 
     tex: str
     display: bool
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A `::: prediccion`: what the students choose before running its cell."""
+
+    question: str                   # Markdown of the question
+    choices: tuple[str, ...]        # what each choice says the cell prints, in order
+    answer: int                     # index of the choice marked `[x]`
+    line: int                       # 1-based line of its `::: prediccion`
+    choice_lines: tuple[int, ...]   # 1-based line of each choice
+
+    @property
+    def answer_text(self) -> str:
+        return self.choices[self.answer]
 
 
 @dataclass(frozen=True)
@@ -74,6 +98,7 @@ class Cell:
     time_limit: int = CELL_TIME_LIMIT   # seconds the build lets it run
     prompt: str | None = None   # Markdown of its `::: prueba`, what a student can try in it
     prompt_line: int | None = None   # 1-based line of that `::: prueba`
+    prediction: Prediction | None = None   # its `::: prediccion`, what students predict before running it
 
     def where(self) -> str:
         return f"{display_path(self.file)}:{self.line}"
@@ -230,6 +255,7 @@ def read_slide_file(md, path: Path, math: dict, seen_ids: dict) -> list[Slide]:
     tokens = md.parse(text, {})
     cells_by_line = collect_cells_and_math(path, lines, tokens, math, seen_ids)
     attach_prompts(path, lines, tokens, cells_by_line)
+    attach_predictions(path, lines, tokens, cells_by_line)
     exercises_by_line = collect_exercises(path, lines, tokens, cells_by_line, seen_ids)
     slides = []
     segments = split_slides(lines, tokens)
@@ -278,7 +304,7 @@ def collect_cells_and_math(path: Path, lines: list[str], tokens: list, math: dic
             info = token.info.strip()
             if info.split()[:1] and info.split()[0].startswith("python"):
                 line = token.map[0] + 1
-                if containers and containers[-1] in (HINT, SOLUTION, PROMPT):
+                if containers and containers[-1] in (HINT, SOLUTION, PROMPT, PREDICTION):
                     if info != "python":
                         raise SourceError(path, line, f"el código de una «::: {containers[-1]}» no es una celda: "
                                                       "escribe solo «```python», sin opciones")
@@ -328,7 +354,7 @@ def check_container_place(path: Path, line: int, name: str, open_containers: lis
     if parent in (EXERCISE, CHALLENGE) and name not in (HINT, SOLUTION):
         raise SourceError(path, line, f"dentro de «::: {parent}» solo van el enunciado, la celda, "
                                       f"«::: {HINT}» y «::: {SOLUTION}» (no «::: {name}»)")
-    if parent in (HINT, SOLUTION, PROMPT):
+    if parent in (HINT, SOLUTION, PROMPT, PREDICTION):
         raise SourceError(path, line, f"«::: {parent}» no admite otros contenedores (encontré «::: {name}»)")
 
 
@@ -356,6 +382,71 @@ def attach_prompts(path: Path, lines: list[str], tokens: list, cells: dict[int, 
             raise SourceError(path, line, f"«::: {PROMPT}» vacía: escribe qué cambiar en la celda y qué mirar")
         cell_line = before.map[0] + 1
         cells[cell_line] = replace(cells[cell_line], prompt=body, prompt_line=line)
+
+
+def attach_predictions(path: Path, lines: list[str], tokens: list, cells: dict[int, Cell]) -> None:
+    """Give each cell its `::: prediccion`: the block right after the cell's fence (a cell has a
+    prediction or a «Prueba esto», not both: both take the place of the cell's output or code).
+
+    The question comes first (Markdown), then two to five choices, one per line:
+    `- [ ] `what it prints``, and the right one `- [x] `…``. Which one is right is
+    checked against the cell's output once it has run (deckbuild.predictions).
+    """
+    for index, token in enumerate(tokens):
+        if token.type != "container_open" or token.info != PREDICTION:
+            continue
+        line = token.map[0] + 1
+        fence = tokens[index - 1] if index else None
+        if fence is not None and fence.type == "container_close" and fence.info in (PREDICTION, PROMPT):
+            raise SourceError(path, line, f"una celda tiene una sola «::: {PREDICTION}», y no junto a una "
+                                          f"«::: {PROMPT}»: las dos se muestran en el sitio de la celda")
+        if not (fence is not None and fence.type == "fence" and fence.level == token.level
+                and fence.map[0] + 1 in cells):
+            raise SourceError(path, line, f"«::: {PREDICTION}» va justo después de la celda que pregunta (en la "
+                                          "línea que sigue a su «```» de cierre, dentro del mismo contenedor): "
+                                          "aquí no hay ninguna celda antes")
+        cell_line = fence.map[0] + 1
+        if cells[cell_line].check is not None:
+            raise SourceError(path, line, f"«::: {PREDICTION}» no va en la celda de un ejercicio: "
+                                          "el ejercicio ya tiene su «Comprobar»")
+        prediction = read_prediction(path, line, lines[token.map[0] + 1:token.map[1]])
+        cells[cell_line] = replace(cells[cell_line], prediction=prediction)
+
+
+def read_prediction(path: Path, line: int, body: list[str]) -> Prediction:
+    """A `::: prediccion`'s question and choices from its lines (`line`: that of its `:::` opening)."""
+    question, choices, choice_lines, marked = [], [], [], []
+    for offset, text in enumerate(body, start=line + 1):
+        stripped = text.strip()
+        match = PREDICTION_CHOICE.fullmatch(stripped)
+        if match:
+            choice = " ".join(match.group(2).split())
+            if choice in choices:
+                raise SourceError(path, offset, f"la opción `{choice}` está repetida")
+            if match.group(1) != " ":
+                marked.append(offset)
+            choices.append(choice)
+            choice_lines.append(offset)
+        elif stripped.startswith(("- ", "* ", "+ ")):
+            raise SourceError(path, offset, "cada opción es una línea «- [ ] `lo que imprime`»; la que es, "
+                                            "«- [x] `lo que imprime`» (el texto entre comillas invertidas)")
+        elif stripped and choices:
+            raise SourceError(path, offset, "después de las opciones no va nada: la pregunta va antes")
+        elif not choices:
+            question.append(text)
+    if not "\n".join(question).strip():
+        raise SourceError(path, line, f"a la «::: {PREDICTION}» le falta la pregunta antes de las opciones "
+                                      "(por ejemplo «¿Qué crees que imprimirá la primera línea?»)")
+    low, high = PREDICTION_CHOICES
+    if not low <= len(choices) <= high:
+        raise SourceError(path, choice_lines[0] if choices else line,
+                          f"una predicción tiene de {low} a {high} opciones (tiene {len(choices)})")
+    if len(marked) != 1:
+        raise SourceError(path, marked[1] if len(marked) > 1 else line,
+                          "marca una sola opción como la que imprime la celda, con «- [x]»"
+                          + (f" (hay {len(marked)})" if marked else " (no hay ninguna)"))
+    return Prediction("\n".join(question).strip("\n"), tuple(choices), choice_lines.index(marked[0]), line,
+                      tuple(choice_lines))
 
 
 def collect_exercises(path: Path, lines: list[str], tokens: list, cells: dict[int, Cell],

@@ -17,7 +17,12 @@ which use only what the deck documents (deck/README.md):
   download buttons, run a slide or a chapter, the chapter's notebook);
 * a cell's «Prueba esto» (`.cell > details.cell-prueba`, its `<summary>` and
   `.cell-prueba-texto`) and the menu's worksheets (`.deck-menu-worksheets
-  [data-chapter]`, its `a[data-worksheet]` links).
+  [data-chapter]`, its `a[data-worksheet]` links);
+* the classroom: a cell's «Predice antes de ejecutar» (`.cell[data-predict]`,
+  `[data-revealed]`, its `button[data-choice]` and `.cell-prediccion-veredicto`),
+  the menu's «Exportar mi trabajo» (`#deck-menu-name`, `[data-action=export-work]`),
+  the speaker view (reveal's notes window, S) and «Seguir al profesor»
+  (`.follow-pill[data-state]`).
 
 Nothing here reaches into the page's internals (its editors, its runtime
 object), so the page can change how it works without breaking the tests.
@@ -423,6 +428,31 @@ class DeckPage:
             arg=chapters)
         return self.page.evaluate(WORKSHEET_LINKS)
 
+    def export_work(self, name: str | None = None) -> tuple[str, bytes]:
+        """«Exportar mi trabajo» from the menu (with the student's name typed first): the file it downloads."""
+        self.open_menu()
+        if name is not None:
+            self.page.fill("#deck-menu-name", name)
+        exported = self.download(lambda: self.page.click("dialog.deck-menu [data-action=export-work]"))
+        self.page.keyboard.press("Escape")
+        return exported
+
+    def open_speaker_view(self):
+        """Press S: reveal's speaker view opens; returns its window (a Playwright page)."""
+        with self.page.context.expect_page(timeout=30_000) as opened:
+            self.page.keyboard.press("s")
+        speaker = opened.value
+        speaker.wait_for_load_state()
+        return speaker
+
+    @property
+    def follow_pill(self) -> dict | None:
+        """«Seguir al profesor» as shown: {state, text, button}, or None where there is none."""
+        return self.page.evaluate(
+            "() => { const pill = document.querySelector('.follow-pill');"
+            " return pill && !pill.hidden ? {state: pill.dataset.state, text: pill.textContent,"
+            " button: pill.localName === 'button'} : null; }")
+
     def download_worksheet(self, chapter: str, flavour: str) -> tuple[str, bytes]:
         """Click a worksheet link of the open menu: the file it downloads."""
         return self.download(lambda: self.page.click(
@@ -611,6 +641,22 @@ class CellView(SlideElementView):
         return self.page.evaluate(
             "(selector) => { const tail = document.querySelector(selector + ' > .cell-live');"
             " return tail && !tail.hidden ? tail.innerText : ''; }", self.selector)
+
+    # ------------------------------------------------------------ its prediction
+
+    def choose(self, choice: str) -> None:
+        """Click a choice of the cell's «Predice antes de ejecutar»."""
+        self.page.click(f'{self.selector} > .cell-prediccion button[data-choice="{choice}"]')
+
+    def prediction(self) -> dict:
+        """{revealed, chosen, verdict, outputVisible}: the question as the page shows it."""
+        return self.page.evaluate(
+            "(selector) => { const cell = document.querySelector(selector);"
+            " const chosen = cell.querySelector('.cell-prediccion button[aria-pressed=true]');"
+            " return {revealed: cell.hasAttribute('data-revealed'), chosen: chosen ? chosen.dataset.choice : null,"
+            " verdict: cell.querySelector('.cell-prediccion-veredicto').textContent,"
+            " outputVisible: getComputedStyle(cell.querySelector('.cell-output')).visibility === 'visible'}; }",
+            self.selector)
 
     def wait_for_figures_loaded(self, timeout: int = RUN_TIMEOUT_MS) -> None:
         self.page.wait_for_function(

@@ -277,6 +277,8 @@ def test_on_a_file_page_every_run_button_looks_disabled_and_says_why(new_deck, c
 
 
 DECK_KEY_ACTIONS = ["Esta ayuda", "En una celda: ejecutarla", "Detener las celdas de esta diapositiva",
+                    "Ejecutar las celdas de esta diapositiva",
+                    "Volver al código original las celdas de esta diapositiva (se puede deshacer)",
                     "Letra del código más grande", "Letra del código más pequeña",
                     "Ampliar la celda de esta diapositiva (Esc vuelve)",
                     "Índice, búsqueda y enlace a esta diapositiva", "Salir del editor: el foco pasa a ▶ Ejecutar",

@@ -48,9 +48,10 @@ LAYERS = {
     # the class's experiments and its reproducible lab
     "dpdeck.experiments": 3, "dpdeck.lab": 3,
     # the classroom runtime: runs and checks the cells (the browser's glue talks to it)
-    "dpdeck.classroom": 4, "dpdeck.exercises": 4,
+    "dpdeck.classroom": 4, "dpdeck.exercises": 4, "dpdeck.grade": 4,
 }
-CLASSROOM = ("dpdeck.classroom", "dpdeck.exercises")   # dpdeck.exercises: the notebooks' name for the checks
+# dpdeck.exercises: the notebooks' name for the checks; dpdeck.grade: `python -m dpdeck.grade`.
+CLASSROOM = ("dpdeck.classroom", "dpdeck.exercises", "dpdeck.grade")
 
 
 def layer_of(name: str) -> int:

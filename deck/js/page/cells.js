@@ -7,7 +7,7 @@ import { ZOOM_REQUEST } from "./cellzoom.js";
 import { downloadPython } from "./downloads.js";
 import { createEditor, replaceSource } from "./editor.js";
 import { LiveOutput } from "./outputs.js";
-import { CELL_STATUS, REQUEST, RUN_STATUS } from "../shared/protocol.js";
+import { CELL_STATUS, MIRROR_TO_SPEAKER, REQUEST, RUN_STATUS } from "../shared/protocol.js";
 import { RUN_CANCELLED } from "./python.js";
 
 const STATUS_TEXT = {
@@ -82,13 +82,19 @@ export class Cell {
    * savedOutputs: where the last live output of an edited cell is kept
    * (savedoutputs.js), or null; unavailableMessage: why Python cannot run here
    * (a file page), shown when ▶ is pressed; unavailableNote: the same in a few
-   * words, beside ▶.
+   * words, beside ▶. report(type, detail): told what the cell shows as it
+   * changes (mirror.js passes it on to the speaker view). remote: in a
+   * speaker view's preview, {run, stop, reset}(id) ask the deck's window to do
+   * it (its buttons are shown; the code stays read-only).
    */
   constructor(element, { runtime, store, savedOutputs = null, readOnly, unavailableMessage, unavailableNote = "",
-    settings }) {
+    settings, report = () => {}, remote = null }) {
     this.element = element;
     this.id = element.dataset.cellId;
     this.runtime = runtime;
+    this.readOnly = readOnly;
+    this.report = report;
+    this.remote = remote;
     this.store = store;
     this.unavailableMessage = unavailableMessage;
     this.unavailableNote = unavailableNote;
@@ -165,7 +171,7 @@ export class Cell {
     this.editedElement.title = EDITED_TITLE;
     toolbar.append(this.runButton, this.stopButton, this.resetButton, this.editedElement, this.downloadButton,
       this.statusElement, this.zoomButton);
-    if (readOnly) toolbar.hidden = true;
+    if (readOnly && !this.remote) toolbar.hidden = true;
     if (this.unavailableNote) {
       // ▶ looks disabled and says why in one line; pressed anyway, it explains
       // how to get Python (so it stays a working button, described by the note).
@@ -220,8 +226,29 @@ export class Cell {
   onEdit(text) {
     this.markEdited(text !== this.original);
     this.output.setStale(text !== this.lastRunSource);
+    // A read-only view (the speaker view's preview, the print view) shows another window's edits: never saves them.
+    if (this.readOnly) return;
+    this.report(MIRROR_TO_SPEAKER.SOURCE, { source: text });
     clearTimeout(this.saveTimer);
     this.saveTimer = setTimeout(() => this.persist(), this.saveDelayMs);
+  }
+
+  /** What the deck's window shows (a preview of the speaker view): its code, as it is there. */
+  showSource(source) {
+    if (source !== this.source) replaceSource(this.view, source);
+  }
+
+  /** A run the deck's window started, shown here as it happens (the speaker view's preview). */
+  showRunStart() {
+    this.lastRunSource = this.source;
+    this.output.setStale(false);
+    this.output.begin();
+  }
+
+  /** …and the output it ended with. */
+  async showRunEnd(shown) {
+    await this.output.finish(shown.result, { origin: shown.origin });
+    this.output.setStale(this.source !== this.lastRunSource);
   }
 
   persist() {
@@ -285,6 +312,7 @@ export class Cell {
   }
 
   setStatus(status) {
+    if (status !== this.element.dataset.status) this.report(MIRROR_TO_SPEAKER.STATUS, { status });
     this.element.dataset.status = status;
     this.statusElement.textContent =
       status === CELL_STATUS.IDLE && this.unavailableNote ? this.unavailableNote : STATUS_TEXT[status] ?? "";
@@ -298,10 +326,14 @@ export class Cell {
    * result also carries the check's `verdict`.
    */
   async run({ check = null } = {}) {
+    if (this.remote) {
+      this.remote.run(this.id);
+      return null;
+    }
     if (!this.runtime || this.unavailableMessage) {
       // Print view and speaker view have no Python; a file page says how to get it.
       if (!this.unavailableMessage) return null;
-      this.output.finish({ status: RUN_STATUS.ERROR, outputs: [], notice: this.unavailableMessage });
+      await this.output.finish({ status: RUN_STATUS.ERROR, outputs: [], notice: this.unavailableMessage });
       return null;
     }
     this.persist();
@@ -314,8 +346,12 @@ export class Cell {
       onStart: () => {
         this.setStatus(CELL_STATUS.RUNNING);
         this.output.begin();
+        this.report(MIRROR_TO_SPEAKER.BEGIN, {});
       },
-      onStream: (chunks) => this.output.appendStreams(chunks),
+      onStream: (chunks) => {
+        this.output.appendStreams(chunks);
+        this.report(MIRROR_TO_SPEAKER.STREAM, { chunks });
+      },
       ...(check ? { type: REQUEST.CHECK, payload: { check } } : {}),
     });
     if (result.status === RUN_CANCELLED) {
@@ -325,23 +361,37 @@ export class Cell {
       return result;
     }
     await this.output.finish(result);
+    if (this.output.shown) this.report(MIRROR_TO_SPEAKER.FINISH, { shown: this.output.shown });
     this.saveOutput(source, result);
     const status = FINISHED.has(result.status) ? result.status : CELL_STATUS.ERROR;
     this.setStatus(status);
     announce(`Celda ${this.id}: ${STATUS_TEXT[status].toLowerCase()}. ${this.output.describe()}`.trim());
     // How many runs this cell has finished: lets a script wait for the next one.
     this.element.dataset.runs = String(Number(this.element.dataset.runs || 0) + 1);
+    this.element.dispatchEvent(new CustomEvent("cell-ran", { bubbles: true, detail: { id: this.id, status } }));
     return result;
   }
 
   stop() {
-    this.runtime.stop(this.id);
+    if (this.remote) this.remote.stop(this.id);
+    else if (this.runtime) this.runtime.stop(this.id);
   }
 
   /** Back to the original code, as one undoable edit. */
   reset() {
+    if (this.remote) {
+      this.remote.reset(this.id);
+      return;
+    }
     if (!this.edited) return;
     this.setSource(this.original);
+  }
+
+  /** What the speaker view needs to show this cell as it is here: plain data, or null when it shows the build's. */
+  describeForMirror() {
+    const status = this.element.dataset.status;
+    if (!this.edited && !this.output.shown && status === CELL_STATUS.IDLE) return null;
+    return { id: this.id, source: this.edited ? this.source : null, status, shown: this.output.shown };
   }
 
   /** Replaces the code (one undoable edit) and saves it at once. */

@@ -12,13 +12,16 @@ import { loadPrerenderedFigures } from "./outputs.js";
 import defaults from "./config.js";
 import { EditStore } from "./storage.js";
 import { SavedOutputs } from "./savedoutputs.js";
-import { REQUEST } from "../shared/protocol.js";
+import { MIRROR_TO_DECK, MIRROR_TO_SPEAKER, REQUEST } from "../shared/protocol.js";
+import { MirrorClient, MirrorHost } from "./mirror.js";
 import { PYTHON_STATE, PythonRuntime, RUNTIME_EVENT } from "./python.js";
 import { FILE_PAGE_CELL_NOTE, FILE_PAGE_MESSAGE, FILE_PAGE_SUMMARY, StatusPanel, Toast } from "./status.js";
 import { WORKER_URL } from "./earlyworker.js";
 import { LAYOUT_CHANGED } from "./layout.js";
 import { PYTHON_CHOICE_CHANGED, downloadMegabytes, downloadsOnOpen, setDownloadsOnOpen } from "./pythonchoice.js";
-import { autorunEnabled, deckBaseUrl, deckPath, isFilePage, isPrintPdf, isReceiver, pythonAllowed } from "./page.js";
+import {
+  autorunEnabled, deckBaseUrl, deckPath, isCurrentPreview, isFilePage, isPrintPdf, isReceiver, pythonAllowed,
+} from "./page.js";
 
 const RECEIVER_MESSAGE = "Esta vista solo refleja las diapositivas; ejecuta las celdas en la ventana principal.";
 const OUTPUT_NOT_SAVED_MESSAGE = "Este navegador no tiene sitio para guardar las salidas; tu código sí se guardó.";
@@ -34,6 +37,8 @@ const D_KEY = 68;
 // Where Shift+Enter (or Ctrl+Enter) belongs to something else: typing, a button, a link,
 // the index, the status chip.
 const OWN_ENTER = "input, textarea, select, button, a[href], [contenteditable='true'], dialog.deck-menu, .python-status";
+const E_KEY = 69;
+const R_KEY = 82;
 
 function whenIdle(callback) {
   if ("requestIdleCallback" in window) window.requestIdleCallback(callback, { timeout: 200 });
@@ -64,6 +69,12 @@ class LiveDeck {
         })
       : null;
     this.unavailableMessage = isFilePage ? FILE_PAGE_MESSAGE : isReceiver ? RECEIVER_MESSAGE : null;
+    // The speaker view's previews show what this window's cells show, and drive its Python (mirror.js).
+    this.mirrorHost = !isReceiver && !isPrintPdf ? new MirrorHost(this) : null;
+    this.mirrorClient = isReceiver ? new MirrorClient({
+      isEnhanced: (id) => this.cells.has(id),
+      cellById: (id) => this.cells.get(id) || null,
+    }) : null;
     this.status = null;
     this.toast = null;
     this.root.dataset.python = PYTHON_STATE.OFF;
@@ -200,14 +211,44 @@ class LiveDeck {
 
   /** D: stops the cells of the current slide that run or wait (or, if none, whichever runs). */
   stopCurrent() {
+    if (this.mirrorClient) {
+      this.mirrorClient.send(MIRROR_TO_DECK.STOP_SLIDE, {});
+      return;
+    }
     if (!this.runtime) return;
     const busy = (cell) => this.runtime.isRunning(cell.id) || this.runtime.isQueued(cell.id);
     const here = this.cellsIn(this.reveal && this.reveal.getCurrentSlide()).filter(busy);
     (here.length ? here : Array.from(this.cells.values()).filter(busy)).forEach((cell) => cell.stop());
   }
 
+  /** E: runs the cells of the current slide, in order (the status chip's «Ejecutar la diapositiva»). */
+  runSlide() {
+    if (this.mirrorClient) {
+      this.mirrorClient.send(MIRROR_TO_DECK.RUN_SLIDE, {});
+      return;
+    }
+    const tools = this.reveal && this.reveal.getPlugin("dpdeck-tools");
+    if (tools && tools.runSlide) tools.runSlide();
+    else this.cellsIn(this.reveal && this.reveal.getCurrentSlide()).forEach((cell) => cell.run());
+  }
+
+  /** R: the edited cells of the current slide back to their original code; a moment to undo it. */
+  resetSlide() {
+    if (this.mirrorClient) {
+      this.mirrorClient.send(MIRROR_TO_DECK.RESET_SLIDE, {});
+      return;
+    }
+    this.restore(this.cellsIn(this.reveal && this.reveal.getCurrentSlide()));
+  }
+
+  /** The cells the speaker view should show as they are here, as plain data (mirror.js). */
+  mirroredCells() {
+    return Array.from(this.cells.values(), (cell) => cell.describeForMirror()).filter(Boolean);
+  }
+
   enhance(element) {
     if (element.dataset.enhanced) return;
+    const id = element.dataset.cellId;
     try {
       const cell = new Cell(element, {
         runtime: this.runtime,
@@ -217,8 +258,13 @@ class LiveDeck {
         unavailableMessage: this.unavailableMessage,
         unavailableNote: isFilePage ? FILE_PAGE_CELL_NOTE : "",
         settings: this.settings,
+        report: this.mirrorHost ? (type, detail) => this.mirrorHost.tell(id, type, detail) : undefined,
+        remote: this.mirrorClient && this.mirrorClient.connected && isCurrentPreview ? this.mirrorClient.remote : null,
       });
       this.cells.set(cell.id, cell);
+      // An edit or a saved run it came back with: the speaker view, if open, shows it too.
+      const mirrored = this.mirrorHost && cell.describeForMirror();
+      if (mirrored) this.mirrorHost.tell(id, MIRROR_TO_SPEAKER.CELLS, { cells: [mirrored] });
       // Other plugins (exercises, cell tools) add their part to a cell once it has its editor.
       element.dispatchEvent(new CustomEvent("cell-ready", { bubbles: true, detail: { id: cell.id } }));
     } catch (error) {
@@ -280,6 +326,8 @@ class LiveDeck {
     this.autorunDone = true;
     if (!this.settings.autorun || !autorunEnabled || !this.reveal) return;
     for (const cell of this.cellsIn(this.reveal.getCurrentSlide())) {
+      // A cell that asks for a prediction keeps its output hidden until someone runs it (predictions.js).
+      if (cell.element.matches("[data-predict]:not([data-revealed])")) continue;
       if (!cell.edited && !this.runtime.isQueued(cell.id) && !this.runtime.isRunning(cell.id)) cell.run();
     }
   }
@@ -298,8 +346,12 @@ class LiveDeck {
 
   /** Every edited cell back to its original code; for a while, one click undoes it. */
   restoreAll() {
+    this.restore(this.cells.values());
+  }
+
+  restore(cells) {
     const restored = [];
-    for (const cell of this.cells.values()) {
+    for (const cell of cells) {
       if (!cell.edited) continue;
       restored.push({ cell, source: cell.source });
       cell.reset();
@@ -393,7 +445,13 @@ export function LiveCells() {
         event.preventDefault();
         deck.runFromKeys(event);
       });
-      reveal.registerKeyboardShortcut("Mayús + Intro", "Ejecutar las celdas de esta diapositiva");
+      reveal.addKeyBinding({ keyCode: E_KEY, key: "E  ,  Mayús + Intro", description: "Ejecutar las celdas de esta diapositiva" }, () =>
+        deck.runSlide(),
+      );
+      reveal.addKeyBinding(
+        { keyCode: R_KEY, key: "R", description: "Volver al código original las celdas de esta diapositiva (se puede deshacer)" },
+        () => deck.resetSlide(),
+      );
     },
     /** The cell with this id (given its editor now if its slide has not been shown yet); null if there is none. */
     cell(id) {

@@ -11,7 +11,8 @@
 // cell(id).check(), cell(id).setSource(), lab(), store.
 
 import { downloadText } from "./downloads.js";
-import { isPrintPdf, isReceiver } from "./page.js";
+import { deckPath, isPrintPdf, isReceiver } from "./page.js";
+import { JsonEntries } from "./storage.js";
 
 const TEXT = {
   check: "Comprobar",
@@ -90,11 +91,15 @@ function makeButton(action, text, title = "") {
 }
 
 class Exercise {
-  /** deck: the dpdeck plugin; tools: the dpdeck-tools plugin (its notebook), if there is one. */
-  constructor(element, deck, tools) {
+  /**
+   * deck: the dpdeck plugin; tools: the dpdeck-tools plugin (its notebook), if there is one;
+   * verdicts: where the last «Comprobar» of each exercise is noted (for «Exportar mi trabajo»).
+   */
+  constructor(element, deck, tools, verdicts) {
     this.element = element;
     this.deck = deck;
     this.tools = tools;
+    this.verdicts = verdicts;
     this.id = element.dataset.exercise;
     this.challenge = element.classList.contains("reto");
     this.panel = element.querySelector(".ejercicio-panel");
@@ -193,6 +198,8 @@ class Exercise {
   }
 
   showVerdict(verdict) {
+    // What this browser saw, kept for the exported work; the lecturer's grading checks again.
+    this.verdicts.save(this.id, { passed: Boolean(verdict.passed), at: new Date().toISOString() });
     renderVerdict(this.verdict, verdict);
     this.element.dataset.verdict = verdict.passed ? "passed" : "failed";
     this.reveal(this.verdict);
@@ -324,6 +331,7 @@ class Exercise {
 /** The plugin, listed in main.js after `dpdeck`. */
 export function Exercises() {
   const exercises = new Map();
+  const verdicts = new JsonEntries("verdicts", deckPath);
   return {
     id: "dpdeck-exercises",
     init(reveal) {
@@ -332,7 +340,8 @@ export function Exercises() {
       const enhance = (element) => {
         if (!element || element.dataset.ready) return;
         try {
-          exercises.set(element.dataset.exercise, new Exercise(element, deck(), reveal.getPlugin("dpdeck-tools")));
+          exercises.set(element.dataset.exercise,
+            new Exercise(element, deck(), reveal.getPlugin("dpdeck-tools"), verdicts));
         } catch (error) {
           console.error(`ejercicio ${element.dataset.exercise}:`, error);
         }
@@ -345,5 +354,7 @@ export function Exercises() {
     get ids() {
       return Array.from(exercises.keys());
     },
+    /** The last «Comprobar» this browser saw of each exercise: {id: {passed, at}}. */
+    recordedVerdicts: () => verdicts.entries(),
   };
 }

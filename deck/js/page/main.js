@@ -15,6 +15,12 @@
 //   dpdeck-exercises  «Comprobar», hints and solutions of the exercises (exercises.js)
 //   dpdeck-tools    copy and download a cell, run a slide or a chapter, the chapter's notebook (celltools.js)
 //   dpdeck-prompts  a cell's «Prueba esto»: its keys, and open in ?print-pdf (prompts.js)
+//   dpdeck-predictions  «Predice antes de ejecutar»: a cell's output behind its question until it runs (predictions.js)
+//   dpdeck-work     «Exportar mi trabajo» (in the menu): a student's work for the lecturer (classwork.js)
+//   dpdeck-follow   «Seguir al profesor» on `build.py serve`, and the lecturer's slides published (follow.js)
+//
+// The speaker view's previews show what this window's cells show and drive its
+// Python through the `dpdeck` plugin (mirror.js).
 //
 // The slide's shape depends on the window, so layout.js is asked for it before reveal starts.
 
@@ -28,6 +34,9 @@ import { Exercises } from "./exercises.js";
 import { DeckMenu } from "./menu.js";
 import { OfflineDeck } from "./offline.js";
 import { CellPrompts } from "./prompts.js";
+import { ClassWork } from "./classwork.js";
+import { FollowLecturer } from "./follow.js";
+import { Predictions } from "./predictions.js";
 import { SlideLayout, initialLayout } from "./layout.js";
 import { SpanishScreens } from "./revealscreens.js";
 import { SpeakerView } from "./speaker.js";
@@ -57,5 +66,8 @@ const plugins = [
   Exercises(),
   CellToolsPlugin(),
   CellPrompts(),
+  Predictions(),
+  ClassWork(),
+  FollowLecturer(),
 ].filter(Boolean);
 Reveal.initialize({ ...config, ...initialLayout(), plugins }).catch((error) => console.error("dpdeck:", error));

@@ -2,9 +2,10 @@
 // chapter with its two worksheets to take home (the exercises blank and
 // solved, as Jupyter notebooks), a search across the slides, a link to the
 // current slide to share (with a copy button), the code size, «Restaurar
-// todo» for the cells one edited, and whether Python downloads on opening.
-// M (or the ☰ button in the top corner) opens it, Ctrl+Shift+F opens it on
-// the search, Esc closes it.
+// todo» for the cells one edited, whether Python downloads on opening, and
+// «Exportar mi trabajo» with the student's name (classwork.js). M (or the ☰
+// button in the top corner) opens it, Ctrl+Shift+F opens it on the search,
+// Esc closes it.
 //
 // Built on reveal's API (getSlides, getIndices, slide, getSlidePath). The
 // search reads each slide's text once and never touches the slides' markup
@@ -220,6 +221,38 @@ export function DeckMenu() {
     }, 2500);
   };
 
+  // «Exportar mi trabajo»: the student's name (kept on this device) and the button (classwork.js).
+  const buildWorkRow = () => {
+    const work = reveal.getPlugin("dpdeck-work");
+    if (!work || !work.available) return null;
+    const row = element("div", "deck-menu-row deck-menu-work");
+    const label = element("label", "deck-menu-label", "Tu nombre");
+    const name = element("input", "deck-menu-name");
+    name.id = "deck-menu-name";
+    name.autocomplete = "name";
+    name.placeholder = "para tu profesor";
+    name.maxLength = 120;
+    label.htmlFor = name.id;
+    name.addEventListener("input", () => {
+      work.studentName = name.value;
+    });
+    const exportButton = button("deck-menu-export", "Exportar mi trabajo", () => {
+      try {
+        work.exportWork();
+        flashButton(exportButton, "Descargado ✓", true);
+      } catch (error) {
+        console.error("dpdeck: exportar el trabajo:", error);
+        flashButton(exportButton, "No se pudo exportar", false);
+      }
+    });
+    exportButton.dataset.action = "export-work";
+    exportButton.title = "Un archivo JSON con tus ediciones, tus ejercicios, el reto y tus predicciones, para tu profesor";
+    row.append(label, name, exportButton);
+    parts.studentName = name;
+    parts.studentWork = work;
+    return row;
+  };
+
   const build = () => {
     dialog = element("dialog", "deck-menu");
     dialog.setAttribute("aria-label", "Índice de las diapositivas");
@@ -284,6 +317,7 @@ export function DeckMenu() {
       if (megabytes) pythonText.textContent += ` (unos ${megabytes} MB)`;
     });
     parts.checkbox = checkbox;
+    const work = buildWorkRow();
 
     // «Restaurar todo» is also here, where a student looks for what the deck can do (not only in the chip).
     const edits = element("div", "deck-menu-row deck-menu-edits");
@@ -308,7 +342,7 @@ export function DeckMenu() {
     const body = element("div", "deck-menu-body");
     body.append(searchLabel, input, count, results, list);
     const footer = element("div", "deck-menu-footer");
-    footer.append(shareLabel, share, sizes, edits, python);
+    footer.append(shareLabel, share, sizes, edits, python, ...(work ? [work] : []));
 
     dialog.append(header, body, footer);
     // Keys typed in the menu are not slide navigation; Esc always closes it
@@ -367,6 +401,7 @@ export function DeckMenu() {
       if (!dialog) build();
       if (dialog.open) return;
       parts.checkbox.checked = downloadsOnOpen();
+      if (parts.studentName) parts.studentName.value = parts.studentWork.studentName;
       parts.showSize();
       parts.showEdits();
       // Each opening starts from the index, not from the last search.

@@ -99,6 +99,9 @@ export class LiveOutput {
     this.tail = null;
     this.tailShown = false;
     this.tailText = "";
+    // What the area shows when it is not the build's output: {result: {status, outputs, elapsedMs,
+    // notice}, origin}, plain data (figures as PNG bytes), which the speaker view is sent (mirror.js).
+    this.shown = null;
   }
 
   makeContainer(cellElement) {
@@ -273,9 +276,12 @@ export class LiveOutput {
       return;
     }
     const outputs = result.outputs || [];
+    const shown = { result: { status: result.status, outputs, elapsedMs: result.elapsedMs ?? null,
+      notice: result.notice || null }, origin };
     if (!outputs.length && result.notice) {
       this.endRun();
       this.finishWithNotice(result.notice, began);
+      this.shown = shown;
       return;
     }
     const fragment = document.createDocumentFragment();
@@ -299,6 +305,7 @@ export class LiveOutput {
     this.endRun();
     this.clear();
     this.objectUrls = urls;
+    this.shown = shown;
     this.container.dataset.origin = origin;
     this.container.removeAttribute("data-previous");
     this.container.appendChild(fragment);

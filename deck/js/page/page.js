@@ -5,6 +5,13 @@ const search = new URLSearchParams(window.location.search);
 /** Speaker view iframes load the deck with ?receiver: they only mirror slides. */
 export const isReceiver = /receiver/i.test(window.location.search);
 
+/**
+ * The speaker view's preview of the current slide (reveal's notes plugin adds
+ * postMessageEvents=true to it, not to the next slide's): its cells get the
+ * buttons that drive the deck's window (mirror.js).
+ */
+export const isCurrentPreview = isReceiver && /postMessageEvents=true/i.test(window.location.search);
+
 /** ?print-pdf lays every slide out for printing; outputs are already in the page. */
 export const isPrintPdf = /print-pdf/i.test(window.location.search);
 

@@ -1,4 +1,6 @@
-// Edits saved in localStorage, one entry per cell, keyed by deck path + cell id.
+// Edits saved in localStorage, one entry per cell, keyed by deck path + cell id;
+// and, the same way, small records of a student's work (predictions.js,
+// exercises.js), each kept as JSON under its own prefix.
 //
 // Saving can fail: no localStorage (some private windows), storage disabled,
 // or full (the browser's quota, shared by every page of this origin). `save`
@@ -57,5 +59,69 @@ export class EditStore {
     } catch {
       /* nothing saved, nothing to forget */
     }
+  }
+
+  /** Every edit saved for this deck: {cell id: source}. */
+  entries() {
+    return entriesUnder(`${PREFIX}${this.deckPath}:`, (text) => text);
+  }
+}
+
+function entriesUnder(prefix, read) {
+  const found = {};
+  const store = storage();
+  if (!store) return found;
+  try {
+    for (let index = 0; index < store.length; index += 1) {
+      const key = store.key(index);
+      if (!key || !key.startsWith(prefix)) continue;
+      const value = read(store.getItem(key));
+      if (value !== null && value !== undefined) found[key.slice(prefix.length)] = value;
+    }
+  } catch {
+    /* storage went away: what was read so far */
+  }
+  return found;
+}
+
+function parseJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Small JSON records of this deck, one per id, under `dpdeck:<kind>:<deck path>:<id>`
+ * (kind: "predictions", "verdicts", "student"). Saving can fail like an edit's; it says so.
+ */
+export class JsonEntries {
+  constructor(kind, deckPath) {
+    this.prefix = `dpdeck:${kind}:${deckPath}:`;
+  }
+
+  load(id) {
+    try {
+      return parseJson(storage()?.getItem(this.prefix + id) ?? "null");
+    } catch {
+      return null;
+    }
+  }
+
+  save(id, value) {
+    try {
+      const store = storage();
+      if (!store) return false;
+      store.setItem(this.prefix + id, JSON.stringify(value));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Every record: {id: value}. */
+  entries() {
+    return entriesUnder(this.prefix, parseJson);
   }
 }

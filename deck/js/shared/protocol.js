@@ -1,30 +1,36 @@
 // The live cells' contract, seen from the page and the worker: a cell's
 // limits, the request and event types, the boot stages, how a run ends, and
-// the output kinds with their HTML markup.
+// the output kinds with their HTML markup. And the classroom's: the messages
+// between the deck and its speaker view (MIRROR_*), the channel students
+// follow the lecturer on (FOLLOW) and a student's exported work (WORK).
 //
 // Every value is written once, in py/dpdeck/classroom/protocol.json, which the dpdeck
 // package ships (Python reads it through dpdeck.classroom.protocol) and esbuild bundles
 // in here. deck/README.md («El contrato de las celdas») describes each message.
 //
 // Sets of names are frozen objects keyed by the upper-case name, in the
-// contract's order: OUTPUT.STREAM === "stream".
+// contract's order: OUTPUT.STREAM === "stream", MIRROR_TO_DECK.RUN_SLIDE === "runSlide".
 
 // Named imports: esbuild then leaves out what the page does not use (the file's own comment).
 import {
   bootStages,
   cellStatuses,
   events,
+  follow,
   limits,
+  mirror,
   notice,
   outputArea,
   outputs,
   requests,
   runStatuses,
   streams,
+  work,
 } from "../../../py/dpdeck/classroom/protocol.json";
 
 function names(values) {
-  return Object.freeze(Object.fromEntries(values.map((value) => [value.toUpperCase(), value])));
+  const constant = (value) => value.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+  return Object.freeze(Object.fromEntries(values.map((value) => [constant(value), value])));
 }
 
 // Stream text a run may print; past it the rest is dropped with a notice.
@@ -47,6 +53,19 @@ export const OUTPUT = names(Object.keys(outputs));
 export const ORIGIN = names(outputArea.origins);
 /** A cell's data-status. */
 export const CELL_STATUS = names(cellStatuses);
+
+// The deck and its speaker view's previews (?receiver): window.postMessage, {channel, type, ...}.
+export const MIRROR_CHANNEL = mirror.channel;
+/** What the deck tells the previews about its cells. */
+export const MIRROR_TO_SPEAKER = names(mirror.toSpeaker);
+/** What a preview asks of the deck's one Python. */
+export const MIRROR_TO_DECK = names(mirror.toDeck);
+
+/** Following the lecturer on `build.py serve`: routes, header names, the event and the bounds. */
+export const FOLLOW = Object.freeze({ ...follow });
+
+/** A student's exported work: {format, version, maxBytes}. */
+export const WORK = Object.freeze({ ...work });
 
 export const OUTPUT_TAG = Object.freeze(
   Object.fromEntries(Object.entries(outputs).map(([kind, markup]) => [kind, markup.tag])),

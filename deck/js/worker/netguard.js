@@ -12,8 +12,14 @@
 // Relative URLs resolve against the deck's folder, as on the page: a blob:
 // worker has no folder of its own.
 
+import { FOLLOW } from "../shared/protocol.js";
+
 const NOTHING_SENT = "no se envió nada";
 const OFFLINE = "las diapositivas funcionan sin conexión y solo leen archivos de su propia carpeta";
+
+// The folder of the channel on which the class follows the lecturer (deckbuild.follow): a
+// cell may neither listen to it nor publish on it, whatever address it writes for it.
+const FOLLOW_SEGMENT = FOLLOW.events.split("/")[0];
 
 let deckOrigin = "";
 let deckBase = "";
@@ -48,7 +54,20 @@ export function checkUrl(raw) {
   if (url.origin !== deckOrigin) {
     throw refusal(`${describeUrl(url)} es de otro servidor (${OFFLINE})`);
   }
+  if (isFollowChannel(url)) {
+    throw refusal(`una celda no puede leer ni publicar el canal con el que la clase sigue al profesor (${url.pathname})`);
+  }
   return url;
+}
+
+function isFollowChannel(url) {
+  let path = url.pathname;
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    /* a path that does not decode is compared as written */
+  }
+  return path.toLowerCase().split("/").includes(FOLLOW_SEGMENT);
 }
 
 function replace(owner, name, wrapper) {

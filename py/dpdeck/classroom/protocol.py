@@ -1,9 +1,13 @@
-"""El contrato de las celdas en vivo, visto desde Python.
+"""El contrato de las celdas en vivo y del aula, visto desde Python.
 
 Qué se dicen la página, el *worker* de Pyodide y `dpdeck.classroom.cellrun.run_cell`:
 los límites de una celda (caracteres de salida, figuras, ritmo de los eventos),
 los tipos de petición y de evento, las etapas del arranque, los estados de una
-ejecución y los tipos de salida con su marcado HTML.
+ejecución y los tipos de salida con su marcado HTML. Y lo del aula: los
+mensajes entre el mazo y su vista del presentador (``MIRROR_*``), el canal con
+el que los estudiantes siguen al profesor (``FOLLOW``, que sirve
+``deckbuild.server``) y el formato del trabajo que exporta un estudiante
+(``WORK_*``, que lee ``dpdeck.classroom.work``).
 
 Cada valor está escrito una sola vez, en ``protocol.json`` (un archivo de datos
 de este paquete, que viaja en su *wheel*). Este módulo lo expone a Python
@@ -21,6 +25,7 @@ Los conjuntos de nombres son tuplas con nombre, en el orden del contrato::
 from __future__ import annotations
 
 import json
+import re
 from collections import namedtuple
 from importlib import resources
 from types import MappingProxyType
@@ -45,6 +50,13 @@ __all__ = [
     "output_class",
     "figure_alt",
     "error_text",
+    "MIRROR_CHANNEL",
+    "MIRROR_TO_SPEAKER",
+    "MIRROR_TO_DECK",
+    "FOLLOW",
+    "WORK_FORMAT",
+    "WORK_VERSION",
+    "WORK_MAX_BYTES",
 ]
 
 CONTRACT_FILE = "protocol.json"
@@ -60,9 +72,14 @@ def _read_contract() -> dict:
     return json.loads(text)
 
 
+def _constant_name(value: str) -> str:
+    """"run" → "RUN"; "runSlide" → "RUN_SLIDE" (protocol.js names them the same way)."""
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", value).upper()
+
+
 def _names(kind: str, values: list[str]) -> tuple:
-    """`["boot", "run"]` → a read-only record with BOOT == "boot", RUN == "run", in order."""
-    record = namedtuple(kind, [value.upper() for value in values])
+    """`["boot", "runSlide"]` → a read-only record with BOOT == "boot", RUN_SLIDE == "runSlide", in order."""
+    record = namedtuple(kind, [_constant_name(value) for value in values])
     return record(*values)
 
 
@@ -94,6 +111,27 @@ OUTPUT_MARKUP: Mapping[str, Mapping[str, str]] = MappingProxyType(
 )
 NOTICE_CLASS: str = _CONTRACT["notice"]["class"]
 OUTPUT_AREA_CLASS: str = _CONTRACT["outputArea"]["class"]
+
+# The deck and its speaker view (reveal's notes window, whose previews load the
+# deck with ?receiver) talk through window.postMessage, each message
+# {channel: MIRROR_CHANNEL, type, ...}: the deck tells the previews what its
+# cells show (MIRROR_TO_SPEAKER), and the previews ask the deck's one Python
+# to run, stop or reset them (MIRROR_TO_DECK).
+MIRROR_CHANNEL: str = _CONTRACT["mirror"]["channel"]
+MIRROR_TO_SPEAKER = _names("MirrorToSpeaker", _CONTRACT["mirror"]["toSpeaker"])
+MIRROR_TO_DECK = _names("MirrorToDeck", _CONTRACT["mirror"]["toDeck"])
+
+# Following the lecturer (`build.py serve`): the routes, relative to the deck's
+# folder; the header that says a server offers them; the lecturer's key (its
+# header, and the query parameter of the address the terminal prints); the
+# server-sent event's name; and the channel's bounds.
+FOLLOW: Mapping[str, object] = MappingProxyType(dict(_CONTRACT["follow"]))
+
+# A student's exported work (dpdeck.classroom.work): its format's name and
+# version, and the most bytes a file of it may have.
+WORK_FORMAT: str = _CONTRACT["work"]["format"]
+WORK_VERSION: int = _CONTRACT["work"]["version"]
+WORK_MAX_BYTES: int = _CONTRACT["work"]["maxBytes"]
 
 
 def output_class(kind: str, *, stream: str = "") -> str:

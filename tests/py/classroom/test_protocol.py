@@ -155,3 +155,27 @@ def test_a_package_without_its_contract_file_says_which_file_is_missing(tmp_path
                             capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
     assert "ImportError: el paquete dpdeck está incompleto: le falta protocol.json" in result.stderr, result.stderr
+
+
+# ------------------------------------------------------------- the classroom's messages
+
+
+def test_the_classrooms_names_come_from_the_contract_file():
+    assert protocol.MIRROR_CHANNEL == CONTRACT["mirror"]["channel"]
+    assert tuple(protocol.MIRROR_TO_DECK) == tuple(CONTRACT["mirror"]["toDeck"])
+    assert protocol.MIRROR_TO_DECK.RUN_SLIDE == "runSlide"   # camelCase values, UPPER_SNAKE names
+    assert tuple(protocol.MIRROR_TO_SPEAKER) == tuple(CONTRACT["mirror"]["toSpeaker"])
+    assert dict(protocol.FOLLOW) == CONTRACT["follow"]
+    assert (protocol.WORK_FORMAT, protocol.WORK_VERSION, protocol.WORK_MAX_BYTES) == (
+        CONTRACT["work"]["format"], CONTRACT["work"]["version"], CONTRACT["work"]["maxBytes"])
+    with pytest.raises(TypeError):
+        protocol.FOLLOW["maxFollowers"] = 10**6  # type: ignore[index]
+
+
+def test_protocol_js_has_the_same_classroom_names(page_side):
+    js = page_side["constants"]
+    assert js["MIRROR_CHANNEL"] == protocol.MIRROR_CHANNEL
+    assert list(js["MIRROR_TO_DECK"].items()) == list(as_dict(protocol.MIRROR_TO_DECK).items())
+    assert list(js["MIRROR_TO_SPEAKER"].items()) == list(as_dict(protocol.MIRROR_TO_SPEAKER).items())
+    assert js["FOLLOW"] == dict(protocol.FOLLOW)
+    assert js["WORK"] == CONTRACT["work"]
