@@ -433,7 +433,7 @@ MASKS_WRONG = [
     ("una misma máscara para todos", masks(
         "m = np.random.default_rng(min(semillas.values())).uniform(-1000, 1000, deltas.shape[1])\n"
         "return deltas + m"), "la misma máscara"),
-    ("máscaras chicas", masks(
+    ("máscaras pequeñas", masks(
         "envios = deltas.copy()\n"
         "for (i, j), semilla in semillas.items():\n"
         "    m = np.random.default_rng(semilla).uniform(-0.01, 0.01, deltas.shape[1])\n"
