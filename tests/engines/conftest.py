@@ -9,7 +9,6 @@ does the Chromium suite (tests/conftest.py).
 from __future__ import annotations
 
 import os
-import socket
 import threading
 from pathlib import Path
 
@@ -62,32 +61,18 @@ class StoppableServer:
 
     def __init__(self, folder: Path, *, isolated: bool):
         self.server = make_server(folder, 0, isolated=isolated)
-        self.connections: list[socket.socket] = []
-        accept = self.server.get_request
-
-        def get_request():
-            connection, address = accept()
-            self.connections.append(connection)
-            return connection, address
-
-        self.server.get_request = get_request
         self.thread = threading.Thread(target=self.server.serve_forever, name="servidor-entre-motores", daemon=True)
         self.thread.start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
         self.running = True
 
     def stop(self) -> None:
+        # The server's shutdown ends every connection it holds (each closes its socket) before it returns.
         if not self.running:
             return
         self.running = False
         self.server.shutdown()
         self.server.server_close()
-        for connection in self.connections:
-            try:
-                connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            connection.close()
         self.thread.join(timeout=5)
 
 

@@ -73,9 +73,11 @@ const FATAL_MESSAGE = (message) =>
   `Python sufrió un error interno irrecuperable (${message}) y se está reiniciando; ${KEPT}.`;
 const INTERNAL_MESSAGE = (message) =>
   `Error interno al ejecutar la celda (${message}); Python se está reiniciando por si quedó dañado; ${KEPT}.`;
+// Whatever broke it (a cell's own crash or a memory that does not fit this browser), a restored
+// Python that breaks is not trusted again on this device: the message says both.
 const RESTORE_BROKE_MESSAGE = (message) =>
-  `Python falló tras arrancar de su memoria preparada (${message}), que no encaja con este navegador: ` +
-  `se reinicia desde cero, como lo hará en este dispositivo; ${KEPT}.`;
+  `Python falló tras arrancar de su memoria preparada con un error interno irrecuperable (${message}); ` +
+  `por si esa memoria no encaja con este navegador, se reinicia desde cero, como lo hará en este dispositivo; ${KEPT}.`;
 const UNFIT_FOUND_MESSAGE =
   "Python arrancó desde cero porque su memoria preparada no encaja con este navegador " +
   "(tarda algo más; este dispositivo lo recordará).";

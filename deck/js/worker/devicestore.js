@@ -17,6 +17,10 @@
 // machine), the device keeps nothing.
 
 const DATABASE = Object.freeze({ NAME: "dpdeck", VERSION: 1, STORE: "copias" });
+// How long a kept file may take to open before the boot goes on without it (FileStore.open).
+const OPEN_PATIENCE_MS = 1500;
+const TIMED_OUT = Symbol("timed out");
+const wait = (milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 /** Which store the device's copies live in (timings.store). */
 export const STORE_KIND = Object.freeze({ FILES: "opfs", DATABASE: "indexeddb" });
 
@@ -51,6 +55,18 @@ class FileStore {
   }
 
   async open(name) {
+    // Chromium sometimes leaves a file's opening unanswered for a while when the worker before this
+    // one (a restart) was ended: a copy that does not open soon is treated as absent (Python then
+    // starts from the deck's files), and a handle that arrives late is closed.
+    const opening = this.openNow(name);
+    const answer = await Promise.race([opening, wait(OPEN_PATIENCE_MS).then(() => TIMED_OUT)]);
+    if (answer !== TIMED_OUT) return answer;
+    console.warn(`dpdeck: ${name} no se abrió en ${OPEN_PATIENCE_MS} ms; Python arranca sin esa copia`);
+    opening.then((access) => access && access.close());
+    return null;
+  }
+
+  async openNow(name) {
     try {
       const file = await this.root.getFileHandle(name);
       // Read only: two tabs may read at once (engines without the option lock the file instead).
