@@ -550,6 +550,8 @@ class DeckServer:
                 await asyncio.sleep(delay)
 
     def _count(self, count: int) -> None:
+        # Counted as the bytes are handed to the socket, before the client can have them: a client that
+        # has read a response always finds it counted, and a late count never lands after a reset.
         if self.traffic is not None and count:
             self.traffic.add(count)
 
@@ -557,9 +559,9 @@ class DeckServer:
         for start in range(0, len(data), self.piece_bytes):
             piece = data[start:start + self.piece_bytes]
             await self._pace(len(piece))
+            self._count(len(piece))
             writer.write(piece)
             await asyncio.wait_for(writer.drain(), self.limits.stall_seconds)
-            self._count(len(piece))
 
     async def _send_body(self, writer: asyncio.StreamWriter, body) -> None:
         if hasattr(body, "__aiter__"):   # a route's stream: each piece as it comes
@@ -572,9 +574,9 @@ class DeckServer:
         while offset < size:
             count = min(self.piece_bytes, size - offset)
             await self._pace(count)
+            self._count(count)
             sent = await asyncio.wait_for(loop.sendfile(writer.transport, body, offset, count),
                                           self.limits.stall_seconds)
-            self._count(sent)
             if sent < count:
                 raise ConnectionError("el archivo se acortó mientras se enviaba")
             offset += sent

@@ -30,6 +30,15 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def decode_copy(copy: Path, coding: str) -> bytes:
+    """A compressed copy's original bytes: gzip by Python's own module, brotli by node's zlib (Python has none)."""
+    if coding == "gzip":
+        return gzip.decompress(copy.read_bytes())
+    assert coding == "br", coding
+    script = "process.stdout.write(require('zlib').brotliDecompressSync(require('fs').readFileSync(process.argv[1])))"
+    return subprocess.run(["node", "-e", script, str(copy)], check=True, capture_output=True).stdout
+
+
 def read_manifest(out: Path) -> dict:
     return json.loads((out / "manifest.json").read_text())["files"]
 
@@ -232,11 +241,22 @@ def test_the_accessibility_checker_is_pinned_but_never_shipped(dist_dir):
 
 
 def test_the_fonts_are_the_pinned_files_declared_by_the_stylesheet(dist_dir):
-    """dist/fonts/ holds exactly the pinned fonts; css/main.css declares each (woff2, swap, relative URL)."""
+    """dist/fonts/ holds exactly the pinned fonts, and compressed copies of them that hold exactly their file;
+    css/main.css declares each font (woff2, swap, relative URL)."""
     pinned = {pin.ship: pin.sha256 for pin in list_shipped_pins() if pin.ship.startswith("fonts/")}
-    shipped = {path.relative_to(dist_dir).as_posix() for path in (dist_dir / "fonts").iterdir()}
+    in_folder = {path.relative_to(dist_dir).as_posix() for path in (dist_dir / "fonts").iterdir()}
+    copy_suffixes = tuple(f".{suffix}" for suffix in CODINGS.values())
+    shipped = {name for name in in_folder if not name.endswith(copy_suffixes)}
     assert shipped == set(pinned) and any(name.endswith(".woff2") for name in shipped)
     assert {name: sha256(dist_dir / name) for name in shipped} == pinned
+    # Every other file is a copy the manifest lists for a pinned font, and decodes to that font's bytes.
+    encoded = json.loads((dist_dir / "manifest.json").read_text())["encoded"]
+    copies = {f"{name}.{CODINGS[coding]}": (name, coding, digest) for name in pinned
+              for coding, digest in encoded.get(name, {}).items()}
+    assert in_folder - shipped == set(copies)
+    for copy, (name, coding, digest) in copies.items():
+        assert sha256(dist_dir / copy) == digest, copy
+        assert decode_copy(dist_dir / copy, coding) == (dist_dir / name).read_bytes(), copy
     stylesheet = (dist_dir / "css" / "main.css").read_text(encoding="utf-8")
     faces = re.findall(r"@font-face\s*{([^}]*)}", stylesheet)
     declared = {re.search(r"url\(\"?\.\./(fonts/[^)\"]+)", face).group(1) for face in faces}

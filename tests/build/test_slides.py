@@ -6,6 +6,7 @@ cells it gives are the ones the page shows, in the same order.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import os
 import re
@@ -54,12 +55,16 @@ def test_math_is_typeset_at_build_time(sample_build):
 
 def test_python_fences_become_cells_with_prerendered_output(sample_build):
     cells = sections(sample_build)[2]
+    source = 'x = 2 + 3\nprint("x <", x)\nx * 10'
+    # The digest of the code as written in the slide, so a run saved in a browser is shown only with it;
+    # no data-predict: this cell asks for no prediction.
+    digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
     match = re.search(r'<div class="cell" data-cell-id="suma" data-figures="0" data-layout="stack" '
-                      r'data-status="idle" data-prevent-swipe>\s*'
+                      rf'data-status="idle" data-source-sha256="{digest}" data-prevent-swipe>\s*'
                       r'<pre class="cell-source"><code class="language-python">(.*?)</code></pre>\s*'
                       r'<div class="cell-output" data-origin="prerendered">(.*?)</div>\s*</div>', cells, re.S)
     assert match, cells
-    assert html.unescape(match.group(1)) == 'x = 2 + 3\nprint("x <", x)\nx * 10'
+    assert html.unescape(match.group(1)) == source
     assert '<pre class="out-stream out-stdout">x &lt; 5\n</pre>' in match.group(2)
     assert '<pre class="out-value">50</pre>' in match.group(2)
 

@@ -45,8 +45,10 @@ def select_clients(clients, *, fraction, rng) -> np.ndarray:
     rng = check_rng(rng)
     chosen = _count_participants(clients, fraction)
     if chosen == clients:
-        return np.arange(clients)
-    return np.sort(rng.choice(clients, size=chosen, replace=False))
+        return np.arange(clients, dtype=np.intp)
+    # Índices np.intp (clients.py dice por qué): Generator.choice los da int64 siempre, y en
+    # Pyodide (wasm32) np.bincount se niega a contar int64.
+    return np.sort(rng.choice(clients, size=chosen, replace=False)).astype(np.intp)
 
 
 def _block_starts(sizes) -> np.ndarray:

@@ -151,7 +151,8 @@ def measure_fedavg(census, rng) -> tuple:
     # The clients each round of those runs chose: 16 hospitals, m = 4 a round.
     chosen = splits["selections"].reshape(-1, splits["selections"].shape[-1])
     clients, picked = len(splits["sizes_non_iid"]), chosen.shape[1]
-    counts = np.bincount(chosen.ravel(), minlength=clients)
+    # Audited whatever integer type they come in: np.bincount takes only np.intp on wasm32.
+    counts = np.bincount(chosen.ravel().astype(np.intp), minlength=clients)
     count_low, count_high = binomial_bounds(len(chosen), picked / clients, false_alarm=FALSE_ALARM / clients)
     distinct = len({tuple(row) for row in chosen.tolist()})
     distinct_low = occupancy_bound(len(chosen), math.comb(clients, picked), false_alarm=FALSE_ALARM)
