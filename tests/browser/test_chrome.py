@@ -209,6 +209,15 @@ PRINT_LAYOUT = """
       const page = pdfPage.getBoundingClientRect(), box = number.getBoundingClientRect();
       return {text: number.textContent.trim(), right: page.right - box.right, bottom: page.bottom - box.bottom};
     }),
+    // A question to predict: printed under its cell, the right choice marked, none a button.
+    predictions: Array.from(document.querySelectorAll('.cell[data-predict]')).map((cell) => {
+      const question = cell.querySelector('.cell-prediccion-pregunta');
+      const output = cell.querySelector('.cell-output').getBoundingClientRect();
+      const marked = cell.querySelector('.cell-prediccion-opciones > li[data-correct] > .cell-prediccion-opcion');
+      return {id: cell.dataset.cellId, question: Boolean(question) && shown(question),
+              below: Boolean(question) && question.getBoundingClientRect().top >= output.bottom - 1,
+              marked: marked && shown(marked) ? getComputedStyle(marked, '::after').content : null};
+    }),
     statusChips: document.querySelectorAll('.python-status').length,
     buttonsShown: Array.from(document.querySelectorAll('button')).filter(shown).map((b) => b.className),
     python: document.documentElement.dataset.python,
@@ -253,6 +262,10 @@ def test_print_pdf_has_every_slide_output_and_figure_and_no_chrome(browser, deck
     assert [number and number["text"] for number in numbers] == [str(n) for n in range(1, len(numbers) + 1)]
     assert max(max(number["right"], number["bottom"]) for number in numbers) <= 40, numbers[:3]
     assert layout["buttonsShown"] == []
+    # «Predict, then run» (deck/README.md): under the output, the question with the right choice marked ✓.
+    predictions = layout["predictions"]
+    assert len(predictions) >= 5
+    assert [p for p in predictions if not (p["question"] and p["below"] and p["marked"] == '" ✓"')] == []
 
     # The PDF itself: that many pages, of that size (CSS px are 3/4 pt), with the figures as images.
     pages = re.findall(rb"/Type\s*/Page\b(?!s)", pdf)

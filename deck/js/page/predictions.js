@@ -9,7 +9,8 @@
 // Which choice is right is written by the build (`data-correct`), which
 // checked it against what the cell prints (deckbuild.predictions). The
 // speaker view's previews show every answer (the lecturer's view); ?print-pdf
-// prints the question with the right choice marked (cells.css).
+// prints the question under the output, its choices as text with the right one
+// marked (classroom.css).
 
 import { announce } from "./announcer.js";
 import { deckPath, isPrintPdf, isReceiver, pythonAllowed } from "./page.js";
@@ -85,6 +86,16 @@ class Prediction {
   }
 }
 
+/** On paper a choice is text, not a button: each becomes a <span> with its class and content. */
+function printChoicesAsText() {
+  for (const button of document.querySelectorAll(".cell-prediccion button.cell-prediccion-opcion")) {
+    const text = document.createElement("span");
+    text.className = button.className;
+    text.append(...button.childNodes);
+    button.replaceWith(text);
+  }
+}
+
 /** The plugin, listed in main.js after `dpdeck`. */
 export function Predictions() {
   const predictions = new Map();
@@ -92,7 +103,10 @@ export function Predictions() {
   return {
     id: "dpdeck-predictions",
     init() {
-      if (isPrintPdf) return;
+      if (isPrintPdf) {
+        printChoicesAsText();
+        return;
+      }
       const elements = document.querySelectorAll(".cell[data-predict] > .cell-prediccion");
       if (isReceiver) {
         // The lecturer's view: every answer in sight.
