@@ -7,7 +7,8 @@ hacia abajo:
 * ``dpdeck._checks``: validadores de parámetros con mensajes en español.
 * ``dpdeck.numbers``: cómo se escriben los números (coma decimal, miles con espacio).
 * ``dpdeck.accounting``: composición secuencial, avanzada y de Rényi, y el libro
-  de cuentas ``PrivacyLedger``.
+  de cuentas ``PrivacyLedger``; las curvas de Rényi DP y su conversión a (ε, δ)
+  están en ``dpdeck.renyi`` (y se importan desde ``dpdeck.accounting``).
 * ``dpdeck.mechanisms``: mecanismos de Laplace y de Gauss (calibración y muestreo),
   en punto flotante y discretos exactos: el único lugar que muestrea ruido.
 * ``dpdeck.attacks``: el ataque de punto flotante de Mironov (2012) y la cota de ε-DP.
