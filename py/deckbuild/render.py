@@ -265,7 +265,7 @@ def read_page_parts(out: Path) -> dict[str, str]:
 def check_no_font_preload(page: str) -> None:
     """The page preloads no font: Chromium holds the first paint until a font requested before it has arrived.
 
-    The deck's faces are declared with font-display: swap (css/theme.css), so
+    The deck's faces are declared with font-display: swap (css/fonts.css), so
     the first slide shows at once and takes its letters when they come.
     """
     preload = FONT_PRELOAD.search(page)
