@@ -34,7 +34,8 @@ La maquinaria del aula, que ejecuta y comprueba las celdas, está aparte, en
 
 * ``dpdeck.classroom.protocol``: el contrato de las celdas en vivo (``protocol.json``).
 * ``dpdeck.classroom.cellrun``: ``run_cell``, una celda ejecutada como en un
-  cuaderno; ``dpdeck.classroom.cellerrors``: sus errores en español.
+  cuaderno; ``dpdeck.classroom.cellerrors``: sus errores en español;
+  ``dpdeck.classroom.cellguard``: lo que una celda no puede dejar cambiado.
 * ``dpdeck.classroom.exercises``: la comprobación de cada ejercicio, por
   capítulo; los cuadernos la importan con su nombre corto, ``dpdeck.exercises``.
 * ``dpdeck.classroom.bench``: tiempos de cada cálculo
