@@ -87,7 +87,7 @@ OFFLINE_WAIT_MS = 60_000
 OFFLINE_COMPLETE = "html[data-offline=ready][data-offline-python=ready]"
 NATIVE_REPEATS = 3
 
-# The issue's targets, checked against the medians (ratios are deck / plain page).
+# The targets, checked against the medians (ratios are deck / plain page).
 TARGETS = {
     "ready_ratio_cold": 0.5,
     "ready_ratio_warm": 0.35,
@@ -229,6 +229,35 @@ def run_round(playwright, site: dict, *, run_cells: bool) -> dict:
     finally:
         context.close()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def run_rounds(playwright, sites: list[dict], rounds: int, *, run_cells: bool, describe) -> dict[str, list[dict]]:
+    """`rounds` rounds of `run_round` on every site; {label: [round]}, one line printed per visit (`describe`)."""
+    results: dict[str, list[dict]] = {site["label"]: [] for site in sites}
+    for number in range(rounds):
+        # Rotate the order each round so drift in the machine's load hits every page alike.
+        order = sites[number % len(sites):] + sites[:number % len(sites)]
+        for site in order:
+            started = time.perf_counter()
+            outcome = run_round(playwright, site, run_cells=run_cells)
+            results[site["label"]].append(outcome)
+            problems = outcome["cold"]["errors"] + outcome["warm"]["errors"]
+            print(f"  ronda {number + 1}: {site['label']:8} {describe(outcome)}"
+                  f" ({time.perf_counter() - started:.0f} s)"
+                  + (f"  ! {problems[0]}" if problems else ""), flush=True)
+    return results
+
+
+def describe_round(outcome: dict) -> str:
+    """«Python listo» in both visits and the second visit's bytes, for `run_rounds`' line."""
+    return (f"listo {seconds(mark(outcome['cold'], 'ready'))} / {seconds(mark(outcome['warm'], 'ready'))}"
+            f" (2.ª visita, {kilobytes(outcome['warm']['traffic']['bytes'])})")
+
+
+def stop_servers(servers: list) -> None:
+    for server in servers:
+        server.shutdown()
+        server.server_close()
 
 
 # ---------------------------------------------------------------------------
@@ -628,26 +657,12 @@ def run_benchmark(dist: Path, pyodide_dist: Path | None, argv: list[str]) -> int
         pyodide = time_cells_in_pyodide(dist, cells)
         print(f"  {len(pyodide)} celdas medidas en Pyodide bajo Node ({time.perf_counter() - started:.0f} s)",
               flush=True)
-    results: dict[str, list[dict]] = {site["label"]: [] for site in sites}
     try:
         with sync_playwright() as playwright:
-            for number in range(options.rounds):
-                # Rotate the order each round so drift in the machine's load hits every page alike.
-                order = sites[number % len(sites):] + sites[:number % len(sites)]
-                for site in order:
-                    started = time.perf_counter()
-                    outcome = run_round(playwright, site, run_cells=not options.no_cells)
-                    results[site["label"]].append(outcome)
-                    problems = outcome["cold"]["errors"] + outcome["warm"]["errors"]
-                    print(f"  ronda {number + 1}: {site['label']:8} listo {seconds(mark(outcome['cold'], 'ready'))}"
-                          f" / {seconds(mark(outcome['warm'], 'ready'))} (2.ª visita, "
-                          f"{kilobytes(outcome['warm']['traffic']['bytes'])})"
-                          f" ({time.perf_counter() - started:.0f} s)"
-                          + (f"  ! {problems[0]}" if problems else ""), flush=True)
+            results = run_rounds(playwright, sites, options.rounds, run_cells=not options.no_cells,
+                                 describe=describe_round)
     finally:
-        for server in servers:
-            server.shutdown()
-            server.server_close()
+        stop_servers(servers)
     verdicts = summarize(sites, results, native, pyodide)
     print_verdicts(sites[0]["label"], verdicts)
     print(f"\n{read_load()}", flush=True)

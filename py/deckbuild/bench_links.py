@@ -41,8 +41,9 @@ from .bench import (
     print_verdicts,
     ratio,
     read_load,
-    run_round,
+    run_rounds,
     seconds,
+    stop_servers,
     warm_server,
 )
 from .benchnet import Link, Traffic, compress_ahead, make_generic_host
@@ -55,7 +56,7 @@ from .paths import ROOT
 # Over a link: the first visit from a classroom or a home
 # ---------------------------------------------------------------------------
 
-# The issue's targets over a link (ratios deck / plain page, medians of one run).
+# The targets over a link (ratios deck / plain page, medians of one run).
 NETWORK_TARGETS = {"bytes_ratio_generic": 0.6, "ready_ratio": {20: 0.6, 100: 0.4}}
 
 
@@ -83,28 +84,20 @@ def run_over_links(playwright, folders: list[tuple[str, Path, str]], options) ->
                 site, server = start_site(label, folder, kind, server_kind, link)
                 sites.append(site)
                 servers.append(server)
-            rounds = {site["label"]: [] for site in sites}
             print(f"\n{link.describe()}, {SERVER_LABELS[server_kind]}", flush=True)
             try:
-                for number in range(options.rounds):
-                    order = sites[number % len(sites):] + sites[:number % len(sites)]
-                    for site in order:
-                        started = time.perf_counter()
-                        outcome = run_round(playwright, site, run_cells=False)
-                        rounds[site["label"]].append(outcome)
-                        cold = outcome["cold"]
-                        problems = cold["errors"] + outcome["warm"]["errors"]
-                        print(f"  ronda {number + 1}: {site['label']:8} listo {seconds(mark(cold, 'ready'))},"
-                              f" {megabytes(cold.get('bytes_before_ready'))} antes de «listo»,"
-                              f" {megabytes(cold['traffic_total']['bytes'])} en la visita"
-                              f" ({time.perf_counter() - started:.0f} s)"
-                              + (f"  ! {problems[0]}" if problems else ""), flush=True)
+                results[(mbit, server_kind)] = run_rounds(playwright, sites, options.rounds, run_cells=False,
+                                                          describe=describe_link_round)
             finally:
-                for server in servers:
-                    server.shutdown()
-                    server.server_close()
-            results[(mbit, server_kind)] = rounds
+                stop_servers(servers)
     return results
+
+
+def describe_link_round(outcome: dict) -> str:
+    """«Python listo», the bytes sent before it and the first visit's bytes, for `run_rounds`' line."""
+    cold = outcome["cold"]
+    return (f"listo {seconds(mark(cold, 'ready'))}, {megabytes(cold.get('bytes_before_ready'))} antes de «listo»,"
+            f" {megabytes(cold['traffic_total']['bytes'])} en la visita")
 
 
 def megabytes(count) -> str:

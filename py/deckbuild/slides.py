@@ -23,8 +23,8 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-# The records and the format's names are deckbuild.deckmodel's; the build's stages and the
-# tests import them from here.
+# The records and the format's names are deckbuild.deckmodel's, re-exported: tests and tools
+# that read the deck import them from here with read_deck.
 from .deckmodel import (
     BYTE_ORDER_MARK,
     CELL_ID,

@@ -46,7 +46,6 @@ from ._checks import (
     check_positive_int,
     check_probability,
     check_sensitivity,
-    check_finite_result,
     compute_finite,
     check_sigma,
     describe,

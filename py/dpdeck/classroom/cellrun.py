@@ -178,7 +178,8 @@ def run_cell(
             finally:
                 # Before any of this module's code runs again (formatting the
                 # error included): it must not see the cell's `builtins.len = …`,
-                # nor run a function of dpdeck whose code the cell swapped.
+                # nor run a function of dpdeck whose code the cell swapped: so
+                # this loop is written out here, not called (cellguard has its twin).
                 for function, code, defaults, kwdefaults in functions:
                     if function.__code__ is not code:
                         function.__code__ = code
