@@ -23,7 +23,7 @@ import pytest
 
 from deckpage import DeckPage
 from dpdeck import figure_style
-from dpdeck.cellrun import FIGURE_DPI
+from dpdeck.classroom.cellrun import FIGURE_DPI
 from test_boot import SLIDE_BOXES
 from test_chrome import CONTENT_BOXES, overlap
 from test_deck import CHECK_OVERFLOW, slide_label
