@@ -159,9 +159,10 @@ def hospital_server_step(epsilon: float, estimated_clients: float = 16.0) -> flo
 
 
 @lru_cache(maxsize=None)
-def subgroup_counterfactuals(epsilon=0.3, repeats=20) -> dict:
+def subgroup_counterfactuals(epsilon=0.3, repeats=200) -> dict:
     """Postgraduates' loss (points) on the subgroup slide's partition, with the private step and no noise,
-    and with the noise and a step four times longer: which of the two makes the disparity.
+    and with the noise and a step four times longer: which of the two makes the disparity. Two hundred
+    runs: with twenty, the noisy loss wanders by about a point from one set of draws to the next.
 
     Written here with numpy, apart from the library's descent: the partition and the calibration
     (n̂, σ, η) are the library's, the loop is this test's.
@@ -314,8 +315,8 @@ CLAIMS = [
     # What makes the disparity: the short private step, not the zero-mean noise.
     claim("con el mismo paso y sin ruido, posgrado pierde 14 puntos",
           lambda: subgroup_counterfactuals()["no_noise_same_step"], 14),
-    claim("con el ruido y un paso cuatro veces mayor, unos 2",
-          lambda: subgroup_counterfactuals()["noise_four_times_the_step"], 2, 1.5),
+    claim("con el ruido y un paso cuatro veces mayor, unos 3",
+          lambda: subgroup_counterfactuals()["noise_four_times_the_step"], 3, 0.75),
     claim("con 30 particiones del censo, posgrado pierde entre 4 y 31 puntos",
           lambda: postgraduate_losses_over_partitions().min(), 4),
     claim("con 30 particiones del censo, posgrado pierde entre 4 y 31 puntos",

@@ -188,7 +188,7 @@ def gaussian_classic_epsilon(*, sigma, delta, sensitivity=1.0) -> float:
     Fórmula (inversa de σ = Δ√(2 ln(1,25/δ))/ε): ε = Δ √(2 ln(1,25/δ)) / σ.
 
     Garantía: f(D) + N(0, σ²) es (ε, δ)-DP, solo si el ε resultante es < 1.
-    Referencia: Dwork y Roth (2014), Teorema A.1. Si σ es tan chico que ε ≥ 1,
+    Referencia: Dwork y Roth (2014), Teorema A.1. Si σ es tan pequeño que ε ≥ 1,
     el teorema no aplica y la función se niega.
     """
     sigma = check_sigma(sigma)

@@ -91,7 +91,7 @@ def chi_square_bounds(degrees, *, false_alarm) -> tuple[float, float]:
     Fórmula, con x = ln(2/α): ν − 2√(νx) y ν + 2√(νx) + 2x. Garantía
     (Laurent y Massart 2000, Lema 1): una χ²_ν cae fuera con probabilidad a
     lo sumo α (α/2 por cada lado). Con ν < 4x el mínimo es negativo: la
-    muestra es demasiado chica para detectar una varianza pequeña.
+    muestra es demasiado pequeña para detectar una varianza pequeña.
     """
     degrees = check_positive_int(degrees, name="degrees")
     x = math.log(2 / check_false_alarm(false_alarm))

@@ -132,7 +132,7 @@ def plot_laplace_densities(x, densities) -> Figure:
     """Densidades de Laplace para varios ε (diapositiva «ε determina la dispersión del ruido»).
 
     ``densities`` asocia cada ε a la densidad evaluada en ``x``. Menos ε,
-    campana más ancha y más baja: más privacidad, menos utilidad.
+    pico más ancho y más bajo: más privacidad, menos utilidad.
     """
     x = as_float_array(x, name="x")
     figure, ax = new_figure()

@@ -118,7 +118,7 @@ def plot_hospital_example(outputs, density_with, density_without, *, epsilon, co
         "Arriba, la densidad de la salida publicada s (eje horizontal, de "
         f"{format_number(outputs.min(), 0)} a {format_number(outputs.max(), 0)}) con la persona X, centrada en "
         f"f(D) = {format_number(count)}, y sin ella, centrada en {format_number(count - 1)}: dos picos de "
-        f"Laplace casi superpuestas. Abajo, su razón: nunca sale de la franja entre "
+        f"Laplace casi superpuestos. Abajo, su razón: nunca sale de la franja entre "
         f"{format_number(1 / bound, 2)} y {format_number(bound, 2)} (e elevado a −ε y a ε, con "
         f"ε = {format_number(epsilon)}); la mayor es {format_number(float(ratio.max()), 2)}."))
     return figure

@@ -159,7 +159,7 @@ def _is_sequence(value) -> bool:
 
 
 def format_power_of_ten(value, digits: int = 2) -> str:
-    """Escribe un número chico o grande como potencia de diez: ``2e-4`` → ``"2·10⁻⁴"``.
+    """Escribe un número pequeño o grande como potencia de diez: ``2e-4`` → ``"2·10⁻⁴"``.
 
     Con ``digits`` cifras significativas como máximo; una mantisa 1 se omite
     (``1e-5`` → ``"10⁻⁵"``).

@@ -145,7 +145,7 @@ def private_clipped_sum(values, *, bound, epsilon, rng, ledger=None, what="suma 
     quitar una persona la mueve en a lo sumo b). Referencia: Dwork y Roth
     (2014), Teorema 3.6; Near y Abuah (2021), cap. 5.
 
-    El precio: sesgo Σ max(x_i − b, 0) hacia abajo si b es chico, ruido de
+    El precio: sesgo Σ max(x_i − b, 0) hacia abajo si b es pequeño, ruido de
     escala b/ε si b es grande (ver ``expected_clipping_error``). Con
     ``ledger`` anota la publicación (``what`` la describe).
     """
@@ -168,7 +168,7 @@ def measure_clipping_error(values, *, bounds, epsilon, rng, trials=200) -> dict:
 
     Es la medición; su valor esperado exacto es ``expected_clipping_error``.
     El sesgo decrece y el ruido crece con b, así que ``total`` tiene un mínimo
-    interior (el "codo") si las cotas van desde valores chicos hasta más allá
+    interior (el "codo") si las cotas van desde valores pequeños hasta más allá
     del máximo; ``best_bound`` es la b que lo alcanza. Ojo: elegir b así mira
     la suma verdadera, no es privado; la versión privada es
     ``choose_clipping_bound``.

@@ -238,7 +238,7 @@ def measure_gradient_leakage(census, rng, *, trials=200) -> tuple:
         _fact(f"El ruido que llevan esos {format_number(trials)} envíos (cada uno menos la actualización de Karen "
               f"recortada a S, recalculada aparte) es N(0, σ²) con σ = zS = {format_number(sigma)}: su varianza "
               "medida entra en las cotas de una χ² y su media en las de una normal (falsa alarma ≤ 10⁻⁶). Un ruido "
-              "calibrado a sensibilidad 1 en vez de S sería 4 veces más chico.",
+              "calibrado a sensibilidad 1 en vez de S sería 4 veces más pequeño.",
               audit["holds"], sigma=sigma, **{key: value for key, value in audit.items() if key != "holds"}),
     ]
     return results, evidence
@@ -286,7 +286,7 @@ def measure_secure_aggregation(census, rng, *, clients=5, threshold=3, views=200
         _fact(f"Una actualización enmascarada sola es uniforme sea cual sea el dato: con el dato 0 y con el dato "
               f"1000, {format_number(views)} vistas de rondas distintas pasan la prueba de Kolmogorov–Smirnov contra "
               f"la uniforme en [0, 2³²) (distancia < {format_number(limit, 3)}, falsa alarma ≤ 10⁻⁶). Una máscara "
-              "constante, de semilla pública o chica no la pasa: el servidor podría quitarla.",
+              "constante, de semilla pública o pequeña no la pasa: el servidor podría quitarla.",
               all(distance < limit for distance in distances.values()),
               distances=distances, limit=limit),
         _fact(f"Si un cliente se cae a mitad de ronda, la suma sin quitar sus máscaras se aleja más de 1000 de la "
@@ -337,7 +337,7 @@ def measure_private_aggregate(census, rng, *, epsilon=1.0, delta=learning.DEFAUL
     same_model = float(np.max(np.abs(phones["theta"] - central)))
     try:
         spent_epsilon, spent_delta = phones_ledger.total()
-    except ValueError:  # un σ demasiado chico para el teorema clásico: el libro no puede avalarlo
+    except ValueError:  # un σ demasiado pequeño para el teorema clásico: el libro no puede avalarlo
         spent_epsilon, spent_delta = math.inf, math.inf
     renyi_epsilon, _ = phones_ledger.total(theorem="rdp", delta=delta)
     phones_rows, central_rows = _release_rows(phones_ledger), _release_rows(central_ledger)
@@ -445,7 +445,7 @@ def measure_private_aggregate(census, rng, *, epsilon=1.0, delta=learning.DEFAUL
               f"actualizaciones recortadas, recalculada aparte) tiene el σ que anota el libro, por persona, por "
               f"clínica y por hospital: {audit_runs} corridas de 10 rondas con ε = 1 por unidad, varianza en las "
               "cotas de una χ² y media en las de una normal (falsa alarma ≤ 10⁻⁶ por unidad). Sin ruido, o con "
-              "uno más chico que el anotado, no pasa.",
+              "uno más pequeño que el anotado, no pasa.",
               all(audit["holds"] for audit in audits.values()),
               **{unit: {key: value for key, value in audit.items() if key != "holds"}
                  for unit, audit in audits.items()}),

@@ -361,7 +361,7 @@ def pair_seeds_from_a_public_generator(monkeypatch):
             "values = np.random.default_rng(0).integers(0, SHARE_PRIME, size=len(pairs)).tolist()"))
 
 
-@breaks('máscaras chicas, que el servidor casi puede quitar')
+@breaks('máscaras pequeñas, que el servidor casi puede quitar')
 def masks_too_small(monkeypatch):
     # Masks below 2⁸ on updates coded with 2¹⁶ per unit: the server sees each update to the third decimal.
     original = secure_aggregation.expand_mask

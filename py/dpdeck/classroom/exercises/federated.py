@@ -81,7 +81,7 @@ def _average_mistakes(updates, weights) -> list:
         (weighted.sum(axis=0), " Es la suma ponderada: falta dividir por n = Σ n_k (los pesos n_k/n suman 1)."),
         (weighted.sum(axis=0) / len(weights), " Divides por el número de clientes; se divide por n = Σ n_k."),
         ((updates / weights[:, None]).sum(axis=0) / (1 / weights).sum(),
-         " Pesas al revés, por 1/n_k: los clientes chicos pesarían más que los grandes. El peso es n_k/n."),
+         " Pesas al revés, por 1/n_k: los clientes pequeños pesarían más que los grandes. El peso es n_k/n."),
         ((weights[:, None] ** 2 * updates).sum(axis=0) / (weights ** 2).sum(),
          " Pesas por n_k²: el peso de cada cliente es n_k/n."),
         (weighted[:-1].sum(axis=0) / weights[:-1].sum(),
@@ -136,7 +136,7 @@ def check_pairwise_masks(defined: Mapping) -> Verdict:
       alguien conocería todas: el servidor, si es él, las quita.
 
     Errores que reconoce: no enmascarar, olvidar restar la máscara al otro del
-    par, sumarla a los dos, una misma máscara para todos, máscaras tan chicas
+    par, sumarla a los dos, una misma máscara para todos, máscaras tan pequeñas
     que dejan ver el dato, azar que no sale de las semillas, una semilla
     pública, máscaras de un solo repartidor.
     """

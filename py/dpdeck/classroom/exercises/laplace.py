@@ -72,7 +72,7 @@ def _diagnose_scale(measured: float, sensitivity: float, epsilon: float) -> str:
     low, high = scale_bounds(LAPLACE_SAMPLES)
     expected = sensitivity / epsilon
     candidates = [
-        (epsilon / sensitivity, " Parece ε/Δf: la escala es Δf/ε (más privacidad, ε chico, es más ruido)."),
+        (epsilon / sensitivity, " Parece ε/Δf: la escala es Δf/ε (más privacidad, ε pequeño, es más ruido)."),
         (1.0 / epsilon, " Parece 1/ε: falta la sensibilidad, b = Δf/ε."),
         (sensitivity * epsilon, " Parece Δf·ε: se divide por ε, no se multiplica."),
         (expected * math.sqrt(2.0 / math.pi),

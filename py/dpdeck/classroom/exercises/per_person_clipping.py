@@ -26,7 +26,7 @@ def _gradient_fixture() -> np.ndarray:
 def check_per_person_clipping(defined: Mapping) -> Verdict:
     """Capítulo 5: `recortar(gradientes, *, C)` lleva cada fila a norma L2 ≤ C: gᵢ·min(1, C/‖gᵢ‖₂).
 
-    Con 31 gradientes de 3 componentes (grandes, chicos, uno cero) y C = 1 y
+    Con 31 gradientes de 3 componentes (grandes, pequeños, uno cero) y C = 1 y
     2,5 comprueba, fila por fila y con error ≤ 10⁻⁹: una fila por persona;
     ninguna norma pasa de C; las filas con norma ≤ C no cambian; las demás
     conservan la dirección y quedan con norma C; un gradiente cero sigue cero
@@ -34,7 +34,7 @@ def check_per_person_clipping(defined: Mapping) -> Verdict:
 
     Errores que reconoce: recortar la suma (una sola fila), recortar cada
     coordenada (`np.clip`), recortar por otra norma (L1, L∞), llevar todas las
-    filas a norma C (agranda las chicas), un C fijo, saltarse la última fila,
+    filas a norma C (agranda las pequeñas), un C fijo, saltarse la última fila,
     dividir por cero.
     Referencia: Abadi et al. (2016), Algoritmo 1; Near y Abuah (2021), cap. 11.
     """
@@ -99,7 +99,7 @@ def check_per_person_clipping(defined: Mapping) -> Verdict:
                                    1.0, clip_norm / np.maximum(np.linalg.norm(gradients, axis=0), 1e-300)))
                           else "")
                 findings.fail(f"Con {case} cambias gradientes que ya tenían norma ≤ C.{reason}", stop=True)
-            findings.ok(f"Con {case} los gradientes chicos (norma ≤ C) no cambian.")
+            findings.ok(f"Con {case} los gradientes pequeños (norma ≤ C) no cambian.")
             big = ~small
             directions = np.einsum("ij,ij->i", clipped[big], gradients[big]) / (out_norms[big] * norms[big])
             kept = np.allclose(directions, 1.0, atol=1e-9) and np.allclose(out_norms[big], clip_norm, rtol=1e-9)

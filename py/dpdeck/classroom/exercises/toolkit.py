@@ -25,7 +25,7 @@ import numpy as np
 
 from ..._checks import describe
 from ...audits import DEFAULT_FALSE_ALARM, binomial_bounds, exponential_mean_bounds
-from ...numbers import format_number, format_percent
+from ...numbers import format_number, format_percent, format_significant
 
 
 FALSE_ALARM = DEFAULT_FALSE_ALARM
@@ -235,11 +235,11 @@ def check_laplace_noise(findings: _Findings, noise, *, scales, case: str, diagno
     low, high = scale_bounds(size)
     shown = _num(measured * float(np.mean(scales)))
     if low <= measured <= high:
-        findings.ok(f"Con {case} la escala medida es {shown}: la esperada, {_num(float(np.mean(scales)), None)}.")
+        findings.ok(f"Con {case} la escala medida es {shown}: la esperada, {format_significant(float(np.mean(scales)))}.")
     elif measured > high and not minimal:
         pass   # more noise than needed: the check says so with its own words
     else:
-        findings.fail(f"Con {case} la escala medida es {shown}, pero debería ser {_num(float(np.mean(scales)), None)}."
+        findings.fail(f"Con {case} la escala medida es {shown}, pero debería ser {format_significant(float(np.mean(scales)))}."
                       + diagnose(measured))
     if measured < low:
         return measured   # a wrong scale: its far tail says nothing more

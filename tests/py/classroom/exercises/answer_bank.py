@@ -433,7 +433,7 @@ MASKS_WRONG = [
     ("una misma máscara para todos", masks(
         "m = np.random.default_rng(min(semillas.values())).uniform(-1000, 1000, deltas.shape[1])\n"
         "return deltas + m"), "la misma máscara"),
-    ("máscaras chicas", masks(
+    ("máscaras pequeñas", masks(
         "envios = deltas.copy()\n"
         "for (i, j), semilla in semillas.items():\n"
         "    m = np.random.default_rng(semilla).uniform(-0.01, 0.01, deltas.shape[1])\n"
@@ -486,7 +486,7 @@ CHALLENGE_RIGHT = [
     ("cita la desviación, 4,02", challenge("La resta tiene desviación 4,02 con ε = 0,5 por consulta.")),
     ("cita con punto decimal", challenge("La resta medida tiene desviación estándar 4.02.")),
     ("cita un conteo exacto, 1221", challenge("Con todos cuenta 1221 y sin Karen, uno menos.")),
-    ("cita un porcentaje", challenge("El atacante detecta al extremo el 81,65 % de las veces.")),
+    ("cita un porcentaje", challenge("El atacante detecta al extremo el 73,25 % de las veces.")),
     ("cita el error de la edad con ruido", challenge("Con ruido z = 1 la edad reconstruida yerra 13,4 años.",
                                                      conclusion="El ruido tapa la edad de Karen: 13,4358 años.")),
 ]
