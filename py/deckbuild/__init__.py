@@ -5,7 +5,8 @@
     pyodide     Pyodide's core and the wheels the deck ships, checked against its lock
     precompile  those archives (and the dpdeck wheel) as bytecode, compiled by Pyodide itself
     markdown    the slides' Markdown dialect (markdown-it)
-    slides      Markdown → `Deck`/`Slide`/`Cell` records (the one reader)
+    deckmodel   the `Deck`/`Slide`/`Cell` records and the names of the format's parts
+    slides      Markdown → those records (the one reader)
     typeset     formulas, with KaTeX
     prerender   every cell run with native Python, cached by hash
     render      the page: reveal.js sections and cells with their output
@@ -14,6 +15,7 @@
     server      the server: COOP/COEP, ETag, nosniff, the page's CSP; odd requests get a status
     browser     where the tests' Chromium is
     bench       `build.py bench`: the deck's boot against a plain Pyodide page, in Chromium
+    bench_links `build.py bench --link/--class`: the same through a shared link, a whole class at once
 
 `paths`, `errors`, `files`, `commands`, `pins` and `server` use the standard
 library only: build.py imports them before .venv exists. This package never ships to the

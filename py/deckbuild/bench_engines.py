@@ -299,7 +299,7 @@ def run_engine_benchmark(dist: Path, options) -> int:
     """Serve dist/ (and --compare decks); alternate Chromium and WebKit visits each round; print."""
     from playwright.sync_api import sync_playwright
 
-    from .bench import make_counting_server, print_verdicts, read_load, warm_server
+    from .bench import make_counting_server, print_verdicts, read_load, stop_servers, warm_server
 
     check_engines()
     folders = [("mazo", dist)] + [(Path(folder).resolve().name, Path(folder).resolve()) for folder in options.compare]
@@ -332,9 +332,7 @@ def run_engine_benchmark(dist: Path, options) -> int:
     finally:
         if webkit:
             webkit.close()
-        for server in servers:
-            server.shutdown()
-            server.server_close()
+        stop_servers(servers)
     verdicts = summarize(sites, results)
     print_verdicts(f"{sites[0]['label']}, WebKit frente a Chromium", verdicts)
     print(f"\n{read_load()}", flush=True)

@@ -33,9 +33,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .deckmodel import CHALLENGE, EXERCISE, PREDICTION, PREDICTION_LABEL, PROMPT, PROMPT_LABEL, Cell, Deck, Exercise, Slide
 from .errors import BuildError
 from .files import ensure_dir
-from .slides import CHALLENGE, EXERCISE, PREDICTION, PREDICTION_LABEL, PROMPT, PROMPT_LABEL, Cell, Deck, Exercise, Slide
 
 FLAVOURS = {
     "guided": "notebook.ipynb",

@@ -134,7 +134,7 @@ def check_stylesheet_urls(out: Path) -> None:
     unused = sorted(fonts - used)
     if unused:
         raise BuildError(f"letra fijada que ninguna hoja de estilo usa: {', '.join(unused)} "
-                         "(quítala de py/deckbuild/pins.py o declárala en deck/css/theme.css)")
+                         "(quítala de py/deckbuild/pins.py o declárala en deck/css/fonts.css)")
 
 
 def write_manifest(out: Path, pyodide: ShippedPyodide, wheel: Path, snapshot: Snapshot | None = None) -> dict:

@@ -87,7 +87,7 @@ PINS = (
     # Debian's Firefox ESR over WebDriver BiDi, which Firefox has built in. Run by the tests only,
     # never shipped; its dependencies are fixed by package-lock.json's integrity.
     npm("puppeteer-core", "24.43.1", "", "3e5e48bddfdd80961bf44484a83a89605957eaf7d8870630e8b264535d4d05b3"),
-    # The deck's fonts, shipped in dist/fonts/ and declared in deck/css/theme.css: Arimo for
+    # The deck's fonts, shipped in dist/fonts/ and declared in deck/css/fonts.css: Arimo for
     # text (Arial's metrics, which the slides' layout is measured with), DejaVu Sans Mono for
     # code, DejaVu Sans for the symbols Arimo lacks (≈ ≤ ∈ ⁻…).
     font("@fontsource/arimo", "5.3.0", "arimo-latin-400-normal.woff2", "c1f056f51c99a65aca53a0a80e71e67916dd7a8ed2423cd11f52193241440b20"),

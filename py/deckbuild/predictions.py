@@ -15,9 +15,9 @@ import re
 
 from dpdeck.classroom import protocol
 
+from .deckmodel import PREDICTION, Deck
 from .errors import SourceError
 from .prerender import Prerendered
-from .slides import PREDICTION, Deck
 
 # Spaces a number may be grouped with (dpdeck.numbers) count as a plain space.
 SPACES = re.compile(r"[\s\u00a0\u202f\u2009]+")

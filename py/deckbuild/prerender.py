@@ -36,10 +36,10 @@ from pathlib import Path
 
 from dpdeck.classroom import protocol
 
+from .deckmodel import Cell, Deck
 from .errors import BuildError
 from .files import ensure_dir, hash_bytes, write_atomically
 from .paths import CACHE, CENSUS, PY_PACKAGE, ROOT, display_path, list_package_files
-from .slides import Cell, Deck
 
 # Importing numpy and matplotlib before the first cell, or exiting after the last one.
 STARTUP_SECONDS = 120

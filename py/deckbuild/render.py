@@ -20,14 +20,14 @@ from dpdeck import lab
 from dpdeck.classroom import protocol
 from dpdeck.classroom.work import checker_version, deck_id
 
+from .deckmodel import (CHALLENGE, EXERCISE, PREDICTION, PREDICTION_LABEL, PROMPT, PROMPT_LABEL, Cell, Deck, Exercise,
+                        MathKey, Slide)
 from .errors import BuildError
 from .markdown import CONTAINERS, make_markdown
 from .package import STYLESHEET_URL
 from .paths import TEMPLATE
 from .policy import check_page_scripts, compose_policy
 from .prerender import CellOutcome, Prerendered
-from .slides import (CHALLENGE, EXERCISE, PREDICTION, PREDICTION_LABEL, PROMPT, PROMPT_LABEL, Cell, Deck, Exercise,
-                     MathKey, Slide)
 
 # What the panel of an exercise says before anything is shown in it (the page hides it then).
 EXERCISE_HELP = ("Escribe tu solución en la celda y pulsa «Comprobar». "
@@ -265,7 +265,7 @@ def read_page_parts(out: Path) -> dict[str, str]:
 def check_no_font_preload(page: str) -> None:
     """The page preloads no font: Chromium holds the first paint until a font requested before it has arrived.
 
-    The deck's faces are declared with font-display: swap (css/theme.css), so
+    The deck's faces are declared with font-display: swap (css/fonts.css), so
     the first slide shows at once and takes its letters when they come.
     """
     preload = FONT_PRELOAD.search(page)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 
 from .commands import run_node_script
+from .deckmodel import Deck, MathKey
 from .errors import SourceError
 from .paths import locate_npm_package
-from .slides import Deck, MathKey
 
 
 def typeset_math(deck: Deck) -> dict[MathKey, str]:

@@ -7,7 +7,8 @@ hacia abajo:
 * ``dpdeck._checks``: validadores de parámetros con mensajes en español.
 * ``dpdeck.numbers``: cómo se escriben los números (coma decimal, miles con espacio).
 * ``dpdeck.accounting``: composición secuencial, avanzada y de Rényi, y el libro
-  de cuentas ``PrivacyLedger``.
+  de cuentas ``PrivacyLedger``; las curvas de Rényi DP y su conversión a (ε, δ)
+  están en ``dpdeck.renyi`` (y se importan desde ``dpdeck.accounting``).
 * ``dpdeck.mechanisms``: mecanismos de Laplace y de Gauss (calibración y muestreo),
   en punto flotante y discretos exactos: el único lugar que muestrea ruido.
 * ``dpdeck.attacks``: el ataque de punto flotante de Mironov (2012) y la cota de ε-DP.
@@ -33,7 +34,8 @@ La maquinaria del aula, que ejecuta y comprueba las celdas, está aparte, en
 
 * ``dpdeck.classroom.protocol``: el contrato de las celdas en vivo (``protocol.json``).
 * ``dpdeck.classroom.cellrun``: ``run_cell``, una celda ejecutada como en un
-  cuaderno; ``dpdeck.classroom.cellerrors``: sus errores en español.
+  cuaderno; ``dpdeck.classroom.cellerrors``: sus errores en español;
+  ``dpdeck.classroom.cellguard``: lo que una celda no puede dejar cambiado.
 * ``dpdeck.classroom.exercises``: la comprobación de cada ejercicio, por
   capítulo; los cuadernos la importan con su nombre corto, ``dpdeck.exercises``.
 * ``dpdeck.classroom.bench``: tiempos de cada cálculo

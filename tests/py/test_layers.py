@@ -49,7 +49,7 @@ def short_id(path: Path) -> str:
 LAYERS = {
     # pure formulas: no randomness, no I/O
     "dpdeck": 0, "dpdeck._checks": 0, "dpdeck.numbers": 0, "dpdeck.accounting": 0, "dpdeck.audits": 0,
-    "dpdeck.figure_descriptions": 0,
+    "dpdeck.renyi": 0, "dpdeck.figure_descriptions": 0,
     # mechanisms and data: every random function takes rng
     "dpdeck.mechanisms": 1, "dpdeck.data": 1, "dpdeck.attacks": 1,
     # what the lecture builds on them, and the figures that draw results

@@ -2,7 +2,7 @@
 // reveal.js plugin with keys (+, − and 0, listed in reveal's help) and the
 // same three actions for the menu's buttons. The choice is a step of
 // `codeSize.steps` (config.js), a factor on the size the theme gives code for
-// the slide's shape (theme.css: --code-zoom), remembered on this device.
+// the slide's shape (cellsizes.css: --code-zoom), remembered on this device.
 
 import { announce } from "./announcer.js";
 import { LAYOUT_CHANGED } from "./layout.js";

@@ -6,12 +6,12 @@
 //           and scaled to the window. A window taller than 16:9 — a 4:3
 //           projector — gets a taller slide (up to 1280×960) instead of black
 //           bands: the room goes to the cells, whose code and output grow with
-//           the slide's height (theme.css, --dp-slide-height), so a 1024×768
+//           the slide's height (cellsizes.css, from --dp-slide-height), so a 1024×768
 //           projector shows code at 18 px instead of 13.
 //   reflow  a phone, or a tablet held upright: reveal stops scaling (its
 //           layout is disabled) and each slide is a page of the window's
 //           width that scrolls, with text and code at their own readable
-//           sizes (theme.css, «Pantallas pequeñas»). reveal's own fallback
+//           sizes (reflow.css, «Pantallas pequeñas»). reveal's own fallback
 //           for narrow windows (its scroll view) is turned off: it shrinks the
 //           1280 px slide to the phone's width (code at 5 px) and rebuilds the
 //           slides' markup, which the live cells cannot survive.

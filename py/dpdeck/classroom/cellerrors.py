@@ -114,8 +114,9 @@ def _format_syntax_error(error: SyntaxError, source: str) -> dict:
     }
 
 
-# The files of the cell runner itself: this module and dpdeck.classroom.cellrun, beside it.
-_RUNNER_FILES = frozenset({__file__, os.path.join(os.path.dirname(__file__), "cellrun.py")})
+# The files of the cell runner itself: this module and dpdeck.classroom.cellrun and cellguard, beside it.
+_RUNNER_FILES = frozenset({__file__, *(os.path.join(os.path.dirname(__file__), name)
+                                       for name in ("cellrun.py", "cellguard.py"))})
 
 
 def _cell_frames(error: BaseException, filename: str):
