@@ -13,6 +13,8 @@ channel is the page's, not Python's.
   and they follow again; pressing «Siguiendo al profesor» stops.
 * A wrong key publishes nothing and the lecturer's deck says so; the students
   never move.
+* A cell can neither listen to the channel nor publish on it, however it
+  names it (deck/js/worker/netguard.js): the server never sees the request.
 * On a plain static server, and on the deck's server without a channel, there
   is no button and no request to the channel at all.
 """
@@ -141,3 +143,38 @@ def test_without_the_channel_there_is_no_button_and_no_request(new_deck, server,
         assert deck.follow_pill is None
         assert deck.page.evaluate("() => Reveal.getPlugin('dpdeck-follow').role") is None
         assert not [request for request in deck.requests if FOLLOW_SEGMENT in request]
+
+
+# A cell that tries the channel by every way the worker has, as the deck's own
+# folder would name it (relative, absolute, in capitals, percent-encoded).
+CELL_TRIES_THE_CHANNEL = """import js
+from pyodide.http import open_url
+targets = ['dpdeck-follow/events', '/dpdeck-follow/publish?h=2&v=0&f=-1', './DPDECK-FOLLOW/events',
+           'dpdeck%2Dfollow/events', js.location.origin + '/dpdeck-follow/publish?h=2&v=0&f=-1']
+ways = {'fetch': lambda url: js.fetch(url), 'xhr': lambda url: js.XMLHttpRequest.new().open('GET', url),
+        'open_url': open_url, 'EventSource': lambda url: js.EventSource.new(url)}
+refused = []
+for name, way in ways.items():
+    for url in targets:
+        try:
+            way(url)
+        except Exception as error:
+            refused.append('no se envió nada' in str(error))
+print(len(refused), all(refused))
+"""
+
+
+def test_a_cell_can_neither_listen_nor_publish(new_deck, classroom):
+    url, _, channel = classroom
+    deck = new_deck()
+    deck.goto(url + "?autorun=0")
+    deck.wait_until_ready()
+    listening, published = channel.followers, channel.published
+    cell = deck.cell("pruebas")
+    cell.show()
+    cell.set_source(CELL_TRIES_THE_CHANNEL)
+    assert cell.run() == "done", cell.output_text()
+    assert cell.output_text().strip() == "20 True"
+    deck.settle()
+    assert (channel.followers, channel.published) == (listening, published)
+    assert not [request for request in deck.requests if FOLLOW_SEGMENT in request.lower()], deck.requests
