@@ -2,8 +2,8 @@
 
 The fixture deck (tests/browser/conftest.py's cells_dist) is served as
 `build.py serve --host 0.0.0.0` serves it: the deck's server with the follow
-channel (deckbuild.follow), on loopback. Python is never downloaded: the
-channel is the page's, not Python's.
+channel (deckbuild.follow), on loopback. Python is downloaded only for the
+cell that tries the channel: following is the page's, not Python's.
 
 * The lecturer's deck, opened with ?profesor=KEY, takes the key out of the
   address and says «En directo» with how many follow.
