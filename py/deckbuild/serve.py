@@ -105,8 +105,8 @@ def describe_addresses(host: str, port: int, lecturer_key: str | None = None) ->
         lines = [f"  los estudiantes, en la misma red, abren: {format_url(host, port)}"]
     if lecturer_key:
         lecturer_host = "localhost" if host in ANY_ADDRESS else host
-        lines.append("  el profesor abre esta, para que los estudiantes puedan seguirlo (su clave es secreta y "
-                     "nueva en cada arranque: no la proyectes):")
+        lines.append("  el profesor, para que los estudiantes puedan seguirlo, abre (la clave es secreta y "
+                     "nueva en cada arranque: no proyectes esta terminal):")
         lines.append(f"    {format_lecturer_url(lecturer_host, port, lecturer_key)}")
     lines.append("  Por la red la página llega por http sin cifrar y el navegador no la aísla: «detener» "
                  "reinicia Python en lugar de interrumpirlo. Todo lo demás funciona igual.")
