@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import re
 import secrets
 import threading
 import urllib.parse
@@ -52,6 +53,9 @@ EVENTS_PATH = "/" + FOLLOW["events"]
 PUBLISH_PATH = "/" + FOLLOW["publish"]
 KEY_BYTES = 18
 SLIDE_FIELDS = (("h", 0), ("v", 0), ("f", -1))
+MAX_QUERY_FIELDS = len(SLIDE_FIELDS) + 2
+# A whole number as the page writes one: ASCII digits, no sign but a leading minus, no leading zeros.
+WHOLE_NUMBER = re.compile(r"0|-?[1-9][0-9]{0,%d}" % (len(str(FOLLOW["maxSlideIndex"])) - 1))
 HEARTBEAT = b": sigue\n\n"   # an SSE comment: the browser ignores it, a dead connection shows on writing it
 REFUSED_TEXT = "solo el mazo del profesor, con su clave, puede cambiar la diapositiva"
 FULL_TEXT = f"ya siguen al profesor {FOLLOW['maxFollowers']} personas, el máximo: inténtalo dentro de un rato"
@@ -68,12 +72,15 @@ def new_key() -> str:
 
 def parse_slide(query: str) -> dict[str, int]:
     """`h=3&v=0&f=-1` → {"h": 3, "v": 0, "f": -1}; SlideError if a field is missing or out of bounds."""
-    fields = urllib.parse.parse_qs(query, keep_blank_values=True, max_num_fields=len(SLIDE_FIELDS) + 2)
+    try:
+        fields = urllib.parse.parse_qs(query, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)
+    except ValueError:   # more fields than a slide has, and then some
+        raise SlideError(f"la petición lleva más de {MAX_QUERY_FIELDS} campos") from None
     slide = {}
     for name, lowest in SLIDE_FIELDS:
         values = fields.get(name, [])
         text = values[0] if len(values) == 1 else ""
-        if not (text.lstrip("-").isascii() and text.lstrip("-").isdigit() and len(text) <= 6):
+        if not WHOLE_NUMBER.fullmatch(text):
             raise SlideError(f"«{name}» tiene que ser un número entero")
         value = int(text)
         if not lowest <= value <= FOLLOW["maxSlideIndex"]:

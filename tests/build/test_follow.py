@@ -35,8 +35,12 @@ from dpdeck.classroom.protocol import FOLLOW
 
 def test_a_slide_is_three_whole_numbers_within_bounds():
     assert parse_slide("h=3&v=0&f=-1") == {"h": 3, "v": 0, "f": -1}
+    top = FOLLOW["maxSlideIndex"]
+    assert parse_slide(f"h={top}&v=0&f={top}&seq=7") == {"h": top, "v": 0, "f": top}
     for bad in ("h=3&v=0", "h=a&v=0&f=0", "h=3&v=0&f=-2", f"h={FOLLOW['maxSlideIndex'] + 1}&v=0&f=0",
-                "h=1&h=2&v=0&f=0", "h=1.5&v=0&f=0", "h=%C2%B2&v=0&f=0", "h=0000001&v=0&f=0"):
+                "h=1&h=2&v=0&f=0", "h=1.5&v=0&f=0", "h=%C2%B2&v=0&f=0", "h=0000001&v=0&f=0",
+                "h=--1&v=0&f=0", "h=-0&v=0&f=0", "h=+1&v=0&f=0", "h=01&v=0&f=0", "h=1&v=0&f=0&a=1&b=2&c=3",
+                "h=" + "9" * 400 + "&v=0&f=0"):
         with pytest.raises(SlideError):
             parse_slide(bad)
 
@@ -188,7 +192,8 @@ def test_a_bad_slide_is_refused_and_moves_nothing(serve_deck):
     port = serve_deck(channel)
     header = {FOLLOW["keyHeader"]: key}
     for path in (PUBLISH_PATH, publish_path(h=-1), publish_path(f=-2), publish_path(h="x"),
-                 publish_path(v=FOLLOW["maxSlideIndex"] + 1), publish_path(extra="&h=4")):
+                 publish_path(v=FOLLOW["maxSlideIndex"] + 1), publish_path(extra="&h=4"), publish_path(h="--1"),
+                 publish_path(extra="&a=1&b=2&c=3"), publish_path(h="%ff")):
         status, _, body = request(port, path, header)
         assert status == 400, path
         assert "Traceback" not in body.decode("utf-8", "replace")
