@@ -58,7 +58,7 @@ MAX_QUERY_FIELDS = len(SLIDE_FIELDS) + 2
 WHOLE_NUMBER = re.compile(r"0|-?[1-9][0-9]{0,%d}" % (len(str(FOLLOW["maxSlideIndex"])) - 1))
 HEARTBEAT = b": sigue\n\n"   # an SSE comment: the browser ignores it, a dead connection shows on writing it
 REFUSED_TEXT = "solo el mazo del profesor, con su clave, puede cambiar la diapositiva"
-FULL_TEXT = f"ya siguen al profesor {FOLLOW['maxFollowers']} personas, el máximo: inténtalo dentro de un rato"
+FULL_TEXT = "ya siguen al profesor {count} personas, el máximo: inténtalo dentro de un rato"
 
 
 class SlideError(ValueError):
@@ -219,7 +219,7 @@ class FollowRoutes:
         if self.command != "HEAD":
             listener = self.channel.listen()
             if listener is None:
-                self.send_error(HTTPStatus.SERVICE_UNAVAILABLE, explain=FULL_TEXT)
+                self.send_error(HTTPStatus.SERVICE_UNAVAILABLE, explain=FULL_TEXT.format(count=self.channel.max_followers))
                 return
         self._content_type = "text/event-stream"
         self.send_response(HTTPStatus.OK)
