@@ -219,7 +219,8 @@ class FollowRoutes:
         if self.command != "HEAD":
             listener = self.channel.listen()
             if listener is None:
-                self.send_error(HTTPStatus.SERVICE_UNAVAILABLE, explain=FULL_TEXT.format(count=self.channel.max_followers))
+                full = FULL_TEXT.format(count=self.channel.max_followers)
+                self.send_error(HTTPStatus.SERVICE_UNAVAILABLE, explain=full)
                 return
         self._content_type = "text/event-stream"
         self.send_response(HTTPStatus.OK)
