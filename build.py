@@ -257,7 +257,7 @@ def main(argv: list[str]) -> int:
     command, options, pytest_args = parse_arguments(argv)
     check_options(options)
     if command == "serve":
-        from deckbuild.server import check_address
+        from deckbuild.serve import check_address
         check_address(options.get("host", DEFAULT_HOST), options.get("port", DEFAULT_PORT))
     if sys.version_info < (3, 11):
         raise BuildError("hace falta Python ≥ 3.11")
@@ -274,7 +274,7 @@ def main(argv: list[str]) -> int:
     build(slides, out, Path(options["pyodide_dist"]) if options.get("pyodide_dist") else None,
           keep_going=options.get("keep_going", False), snapshot=not options.get("no_snapshot", False))
     if command == "serve":
-        from deckbuild.server import serve
+        from deckbuild.serve import serve
         serve(out, options.get("port", DEFAULT_PORT), options.get("host", DEFAULT_HOST))
     elif command == "test":
         return run_tests(out, slides, pytest_args, no_browser=options.get("no_browser", False))

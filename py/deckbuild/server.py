@@ -31,7 +31,11 @@ the page's policy) runs in a bounded pool of `workers` threads.
 
 One more route is one entry in `DeckRequestHandler.ROUTES`: its method writes
 the head as any handler does and may leave in `self.body` an open file or an
-async iterator of bytes, which the loop streams for as long as it lasts.
+async iterator of bytes, which the loop streams for as long as it lasts and
+its client stays (no idle limit; the stall limit still holds). Given a
+`follow` channel, make_server adds its two routes (deckbuild.follow), whose
+streams are bounded by the channel's own cap, not by idleness. The folder's
+manifest, ETags and compressed copies are deckbuild.servedfolder's.
 
 Standard library only (build.py checks --host and --port with it before building).
 """
@@ -42,14 +46,11 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import email.utils
-import errno
 import http.server
 import io
 import ipaddress
-import json
 import os
 import socket
-import struct
 import sys
 import threading
 import time
@@ -58,11 +59,8 @@ from collections import Counter
 from http import HTTPStatus
 from pathlib import Path
 
-from .compress import CODINGS
-from .errors import BuildError
-from .files import hash_file
-from .paths import display_path
-from .policy import policy_for_page
+from .follow import FollowChannel, add_follow_routes
+from .servedfolder import ServedFolder, choose_encoding, shorten_for_log
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,11 +88,6 @@ SEND_PIECE_BYTES = 1 << 20
 LISTEN_BACKLOG = 1024
 # A policy governs what becomes a document or a worker: pages (and error pages) and scripts.
 POLICY_TYPES = ("text/html", "text/javascript")
-# Content codings the build writes (manifest.json's `encoded`), in order of preference.
-ENCODINGS = tuple(CODINGS)
-LOG_FIELD_CHARS = 200
-ANY_ADDRESS = ("0.0.0.0", "::")
-SIOCGIFADDR = 0x8915   # Linux: the IPv4 address of a network interface
 ERROR_TEXTS = {HTTPStatus.BAD_REQUEST: "petición mal formada",
                HTTPStatus.NOT_FOUND: "no existe en el mazo",
                HTTPStatus.REQUEST_TIMEOUT: "la petición tardó demasiado en llegar",
@@ -120,31 +113,6 @@ def find_path_problem(target: str) -> str | None:
         return "la ruta no es UTF-8 válido"
     if any(ord(char) < 0x20 or ord(char) == 0x7f for char in decoded):
         return "la ruta lleva un carácter de control (por ejemplo %00)"
-    return None
-
-
-def choose_encoding(accept_encoding: str, available) -> str | None:
-    """The first of ENCODINGS that is `available` and that Accept-Encoding allows (q > 0), or None.
-
-    RFC 9110 §12.5.3: a coding listed with q=0 is refused; `*` stands for any
-    coding not listed; no header at all means identity only, here.
-    """
-    weights = {}
-    for item in accept_encoding.split(","):
-        name, _, parameters = item.strip().partition(";")
-        quality = 1.0
-        for parameter in parameters.split(";"):
-            key, _, value = parameter.strip().partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
-        if name.strip():
-            weights[name.strip().lower()] = quality
-    for encoding in ENCODINGS:
-        if encoding in available and weights.get(encoding, weights.get("*", 0.0)) > 0:
-            return encoding
     return None
 
 
@@ -343,11 +311,6 @@ class DeckRequestHandler(http.server.SimpleHTTPRequestHandler):
         sys.stderr.write(f"{self.address_string()} [{self.log_date_time_string()}] {text}\n")
 
 
-def shorten_for_log(text: str) -> str:
-    printable = "".join(char if char.isprintable() and char.isascii() else f"\\x{ord(char):02x}" for char in text)
-    return printable if len(printable) <= LOG_FIELD_CHARS else printable[:LOG_FIELD_CHARS] + "…"
-
-
 # What _read_head gives for a request whose head did not arrive in time.
 HEAD_TIMED_OUT = object()
 
@@ -362,7 +325,7 @@ class Connection:
     closed_for_room: bool = False
 
 
-class DeckServer:
+class DeckServer(ServedFolder):
     """One folder over HTTP/1.1 from an asyncio event loop (see the module's docstring).
 
     Used like socketserver's servers: `serve_forever()` in a thread of its
@@ -374,17 +337,13 @@ class DeckServer:
 
     def __init__(self, root: Path, port: int, handler_class=DeckRequestHandler, host: str = "127.0.0.1", *,
                  limits: Limits = Limits(), link=None, traffic=None):
-        self.root = Path(os.path.realpath(root))
+        super().__init__(root)
         self.handler_class = handler_class
         self.limits = limits
         self.link = link
         self.traffic = traffic
         # Responses by kind ("200", "404"…) and those cut short ("abandoned"), for the benchmark and tests.
         self.stats: Counter = Counter()
-        self._manifest: tuple[float, dict, dict] = (-1.0, {}, {})
-        self._policy: tuple[float, str] = (-1.0, "")
-        self._checked: dict[tuple, bool] = {}   # compressed copies checked: (path, size, mtime) → intact
-        self._checked_lock = threading.Lock()
         self._connections: dict[asyncio.Task, Connection] = {}
         self._per_address: Counter = Counter()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -506,7 +465,7 @@ class DeckServer:
             try:
                 await self._send_bytes(writer, response_head)
                 if body is not None:
-                    await self._send_body(writer, body)
+                    await self._send_body(reader, writer, body)
             except BaseException:
                 self.stats["abandoned"] += 1
                 raise
@@ -563,10 +522,9 @@ class DeckServer:
             writer.write(piece)
             await asyncio.wait_for(writer.drain(), self.limits.stall_seconds)
 
-    async def _send_body(self, writer: asyncio.StreamWriter, body) -> None:
-        if hasattr(body, "__aiter__"):   # a route's stream: each piece as it comes
-            async for piece in body:
-                await self._send_bytes(writer, piece)
+    async def _send_body(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, body) -> None:
+        if hasattr(body, "__aiter__"):
+            await self._send_stream(reader, writer, body)
             return
         loop = asyncio.get_running_loop()
         size = os.fstat(body.fileno()).st_size
@@ -581,90 +539,38 @@ class DeckServer:
                 raise ConnectionError("el archivo se acortó mientras se enviaba")
             offset += sent
 
+    async def _send_stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stream) -> None:
+        """A route's stream, each piece as it comes, until it ends or the client closes the connection.
+
+        A stream may wait for minutes between pieces: no idle limit applies, but
+        its client sends nothing after the request, so a read that returns is
+        the client leaving (or breaking the protocol), and the stream stops then,
+        not at its next piece. A piece the client does not take within
+        stall_seconds ends it too.
+        """
+        leaving = asyncio.ensure_future(reader.read(1))
+        piece = None
+        try:
+            while True:
+                piece = asyncio.ensure_future(anext(stream))
+                await asyncio.wait((piece, leaving), return_when=asyncio.FIRST_COMPLETED)
+                if not piece.done():
+                    return
+                try:
+                    data = piece.result()
+                except StopAsyncIteration:
+                    return
+                await self._send_bytes(writer, data)
+        finally:
+            leaving.cancel()
+            if piece is not None:
+                piece.cancel()
+
     @property
     def piece_bytes(self) -> int:
         # Behind a link, small pieces so that responses share it as they would a real one.
         return getattr(self.link, "piece_bytes", SEND_PIECE_BYTES) if self.link is not None else SEND_PIECE_BYTES
 
-    # ------------------------------------------------------------ what the handlers ask
-
-    def content_security_policy(self) -> str:
-        """The deck's policy with the served page's inline scripts allowed by hash (deckbuild.policy).
-
-        The build allows no inline script in the page but its own, so this is
-        the policy of the page's <meta>; composed again when index.html changes
-        (a rebuild). A folder without a page still gets the deck's policy.
-        """
-        index = self.root / "index.html"
-        try:
-            mtime = index.stat().st_mtime
-            if mtime != self._policy[0]:
-                page = index.read_text(encoding="utf-8", errors="replace")
-                self._policy = (mtime, policy_for_page(page, header=True))
-        except OSError:
-            return policy_for_page("", header=True)
-        return self._policy[1]
-
-    def read_manifest(self) -> tuple[dict, dict]:
-        """manifest.json's ({path: sha256}, {path: {encoding: sha256}}), read again when it changes; empty if none."""
-        manifest_path = self.root / "manifest.json"
-        try:
-            mtime = manifest_path.stat().st_mtime
-            if mtime != self._manifest[0]:
-                manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-                files, encoded = manifest["files"], manifest.get("encoded", {})
-                if not isinstance(files, dict) or not isinstance(encoded, dict):
-                    raise ValueError("manifest.json")
-                self._manifest = (mtime, files, encoded)
-        except (OSError, ValueError, KeyError, TypeError):
-            return {}, {}
-        return self._manifest[1], self._manifest[2]
-
-    def encodings_for(self, path: Path) -> dict[str, Path]:
-        """The compressed copies of a file the manifest lists and the folder holds intact: {encoding: path}."""
-        _, encoded = self.read_manifest()
-        listed = encoded.get(Path(path).relative_to(self.root).as_posix())
-        if not isinstance(listed, dict):
-            return {}
-        found = {}
-        for encoding in ENCODINGS:
-            copy = Path(f"{path}.{CODINGS[encoding]}")
-            if encoding in listed and self.is_intact(copy, listed[encoding]):
-                found[encoding] = copy
-        return found
-
-    def is_intact(self, copy: Path, sha256) -> bool:
-        """Whether a compressed copy is the one the build wrote (its SHA-256, checked once per version of the file).
-
-        A copy cut short or changed is never sent: the file goes as it is, and
-        the console says so once.
-        """
-        try:
-            status = copy.stat()
-        except OSError:
-            return False
-        key = (str(copy), status.st_size, status.st_mtime_ns)
-        with self._checked_lock:
-            known = self._checked.get(key)
-        if known is None:
-            known = isinstance(sha256, str) and hash_file(copy) == sha256
-            with self._checked_lock:
-                self._checked[key] = known
-            if not known:
-                sys.stderr.write(f"copia comprimida dañada, se envía el archivo sin comprimir: "
-                                 f"{shorten_for_log(copy.relative_to(self.root).as_posix())}\n")
-        return known
-
-    def etag_for(self, path: Path, status: os.stat_result, encoding: str | None = None) -> str:
-        """Strong ETag from the manifest's SHA-256 (stable across rebuilds), else size+mtime; one per encoding."""
-        files, _ = self.read_manifest()
-        try:
-            digest = files.get(Path(path).relative_to(self.root).as_posix())
-        except ValueError:
-            digest = None
-        if isinstance(digest, str) and digest:
-            return f'"{digest[:32]}-{encoding}"' if encoding else f'"{digest[:32]}"'
-        return f'W/"{status.st_size:x}-{status.st_mtime_ns:x}{"-" + encoding if encoding else ""}"'
 
 
 def normalize_address(address: str) -> str:
@@ -678,7 +584,7 @@ def normalize_address(address: str) -> str:
 
 
 def make_server(root: Path, port: int = 0, isolated: bool = True, host: str = "127.0.0.1", *,
-                limits: Limits | None = None, link=None, traffic=None) -> DeckServer:
+                limits: Limits | None = None, link=None, traffic=None, follow: FollowChannel | None = None) -> DeckServer:
     """A server for root/ on host:port (0 = a free port), with or without COOP/COEP.
 
     Serving a network (a host other than loopback), one address holds at most
@@ -690,61 +596,11 @@ def make_server(root: Path, port: int = 0, isolated: bool = True, host: str = "1
         pass
 
     Handler.isolated = isolated
+    if follow is not None:
+        Handler = add_follow_routes(Handler, follow)
     if limits is None:
         limits = Limits(max_per_address=None if is_loopback(host) else NETWORK_MAX_PER_ADDRESS)
     return DeckServer(root, port, Handler, host, limits=limits, link=link, traffic=traffic)
-
-
-def describe_bind_error(error: OSError, host: str, port: int) -> str:
-    """Why the server cannot listen on host:port, in Spanish."""
-    if error.errno == errno.EADDRINUSE:
-        return f"el puerto {port} ya lo usa otro programa; prueba con otro, por ejemplo --port {port + 1}"
-    if error.errno == errno.EACCES:
-        return f"el puerto {port} necesita permisos de administrador (los menores que 1024); usa --port 8000"
-    if error.errno == errno.EADDRNOTAVAIL:
-        return f"la dirección {host} no es de esta máquina; usa 127.0.0.1 o 0.0.0.0"
-    return f"no se puede escuchar en {host}:{port} ({error.strerror or error})"
-
-
-def check_address(host: str, port: int) -> None:
-    """Fail now, before a build, if host:port cannot be listened on."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind((host, port))
-    except OSError as error:
-        raise BuildError(describe_bind_error(error, host, port)) from None
-
-
-def list_lan_addresses() -> list[str]:
-    """This machine's IPv4 addresses on its networks (no loopback), for students to open."""
-    import fcntl   # Unix only, like the rest of the build
-
-    found: set[str] = set()
-    try:
-        interfaces = [name for _, name in socket.if_nameindex()]
-    except OSError:
-        interfaces = []
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        for name in interfaces:
-            try:
-                answer = fcntl.ioctl(probe.fileno(), SIOCGIFADDR, struct.pack("256s", name.encode()[:15]))
-                found.add(socket.inet_ntoa(answer[20:24]))
-            except OSError:
-                continue
-    try:
-        for *_, address in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
-            found.add(address[0])
-    except OSError:
-        pass
-    usable = [ipaddress.ip_address(address) for address in found]
-    return [str(address) for address in sorted(usable)
-            if not address.is_loopback and not address.is_link_local and not address.is_unspecified]
-
-
-def format_url(host: str, port: int) -> str:
-    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
 def is_loopback(host: str) -> bool:
@@ -752,40 +608,3 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return host == "localhost"
-
-
-def describe_addresses(host: str, port: int) -> list[str]:
-    """The lines that say which address to open here, and which one the students open."""
-    if is_loopback(host):
-        return [f"  {format_url('localhost', port)}   (solo este ordenador; con --host 0.0.0.0 lo abre "
-                "toda la red local)"]
-    if host in ANY_ADDRESS:
-        lines = [f"  en este ordenador:  {format_url('localhost', port)}"]
-        lan = list_lan_addresses()
-        if lan:
-            lines.append("  los estudiantes, en la misma red, abren:")
-            lines += [f"    {format_url(address, port)}" for address in lan]
-        else:
-            lines.append("  no se encuentra ninguna dirección de red local: ¿está conectado este ordenador a la red?")
-    else:
-        lines = [f"  los estudiantes, en la misma red, abren: {format_url(host, port)}"]
-    lines.append("  Por la red la página llega por http sin cifrar y el navegador no la aísla: «detener» "
-                 "reinicia Python en lugar de interrumpirlo. Todo lo demás funciona igual.")
-    return lines
-
-
-def serve(out: Path, port: int, host: str = "127.0.0.1") -> None:
-    """Serve out/ until Ctrl+C."""
-    try:
-        server = make_server(out, port, host=host)
-    except OSError as error:
-        raise BuildError(describe_bind_error(error, host, port)) from None
-    port = server.server_address[1]
-    print(f"\nSirviendo {display_path(out)}:", *describe_addresses(host, port), "(Ctrl+C para terminar)",
-          sep="\n", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        print("\nservidor detenido")
-    finally:
-        server.server_close()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from deckbuild import serve as serve_module
 from deckbuild import server as server_module
 from deckbuild.policy import compose_policy, find_inline_scripts, hash_script
 from deckbuild.server import Limits, make_server
@@ -340,19 +341,19 @@ def test_an_idle_connection_is_closed(tmp_path):
 
 
 def test_the_lecturer_is_told_which_address_students_open(monkeypatch):
-    monkeypatch.setattr(server_module, "list_lan_addresses", lambda: ["192.168.1.23", "10.0.0.5"])
-    lines = "\n".join(server_module.describe_addresses("0.0.0.0", 8000))
+    monkeypatch.setattr(serve_module, "list_lan_addresses", lambda: ["192.168.1.23", "10.0.0.5"])
+    lines = "\n".join(serve_module.describe_addresses("0.0.0.0", 8000))
     assert "http://localhost:8000/" in lines
     assert "los estudiantes, en la misma red, abren:" in lines
     assert "http://192.168.1.23:8000/" in lines and "http://10.0.0.5:8000/" in lines
     assert "«detener» reinicia Python" in lines
-    local = "\n".join(server_module.describe_addresses("127.0.0.1", 8000))
+    local = "\n".join(serve_module.describe_addresses("127.0.0.1", 8000))
     assert "http://localhost:8000/" in local and "--host 0.0.0.0" in local and "estudiantes" not in local
-    assert "http://[::1]:8000/" not in "\n".join(server_module.describe_addresses("::1", 8000))
+    assert "http://[::1]:8000/" not in "\n".join(serve_module.describe_addresses("::1", 8000))
 
 
 def test_lan_addresses_leave_out_loopback():
-    addresses = server_module.list_lan_addresses()
+    addresses = serve_module.list_lan_addresses()
     assert all(not address.startswith("127.") for address in addresses)
 
 
