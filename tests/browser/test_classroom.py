@@ -83,6 +83,10 @@ def test_the_speaker_view_shows_the_decks_live_cells_and_drives_its_python(lectu
         " return doc && doc.querySelector(`.cell[data-cell-id='${id}'][data-enhanced]`); }",
         arg=FIGURE_CELL, timeout=60_000)
     current = preview(speaker)
+    # The next slide's preview loads on its own: its deck must be running before it is asked.
+    preview(speaker, current=False).wait_for_function(
+        "(id) => window.Reveal && typeof Reveal.getPlugin === 'function' && Reveal.isReady()"
+        " && document.querySelector(`.cell[data-cell-id='${id}']`)", arg=FIGURE_CELL, timeout=60_000)
     shown = preview_cell(current, FIGURE_CELL)
     # The previews never start Python: they show the deck's.
     assert shown["python"] == "off" and shown["pythonFiles"] == 0

@@ -77,7 +77,7 @@ const INTERNAL_MESSAGE = (message) =>
 // Python that breaks is not trusted again on this device: the message says both.
 const RESTORE_BROKE_MESSAGE = (message) =>
   `Python falló tras arrancar de su memoria preparada con un error interno irrecuperable (${message}); ` +
-  `por si esa memoria no encaja con este navegador, se reinicia desde cero, como lo hará en este dispositivo; ${KEPT}.`;
+  `por si esa memoria no encaja con este navegador, se está reiniciando desde cero, como lo hará en este dispositivo; ${KEPT}.`;
 const UNFIT_FOUND_MESSAGE =
   "Python arrancó desde cero porque su memoria preparada no encaja con este navegador " +
   "(tarda algo más; este dispositivo lo recordará).";

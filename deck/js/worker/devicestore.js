@@ -17,8 +17,8 @@
 // machine), the device keeps nothing.
 
 const DATABASE = Object.freeze({ NAME: "dpdeck", VERSION: 1, STORE: "copias" });
-// How long a kept file may take to open before the boot goes on without it (FileStore.open).
-const OPEN_PATIENCE_MS = 1500;
+// How long each try to open a kept file may take before the boot tries again, then goes on without it (FileStore.open).
+const OPEN_PATIENCE_MS = [1000, 3000];
 const TIMED_OUT = Symbol("timed out");
 const wait = (milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 /** Which store the device's copies live in (timings.store). */
@@ -55,14 +55,17 @@ class FileStore {
   }
 
   async open(name) {
-    // Chromium sometimes leaves a file's opening unanswered for a while when the worker before this
-    // one (a restart) was ended: a copy that does not open soon is treated as absent (Python then
-    // starts from the deck's files), and a handle that arrives late is closed.
-    const opening = this.openNow(name);
-    const answer = await Promise.race([opening, wait(OPEN_PATIENCE_MS).then(() => TIMED_OUT)]);
-    if (answer !== TIMED_OUT) return answer;
-    console.warn(`dpdeck: ${name} no se abrió en ${OPEN_PATIENCE_MS} ms; Python arranca sin esa copia`);
-    opening.then((access) => access && access.close());
+    // Chromium sometimes never answers a worker's first opening of a file when the worker before
+    // this one was just ended (a restart, a reload): asked again, it answers at once. A copy that
+    // does not open after a second try is treated as absent (Python then starts from the deck's
+    // files); a handle that arrives late is closed.
+    for (const patience of OPEN_PATIENCE_MS) {
+      const opening = this.openNow(name);
+      const answer = await Promise.race([opening, wait(patience).then(() => TIMED_OUT)]);
+      if (answer !== TIMED_OUT) return answer;
+      opening.then((access) => access && access.close());
+    }
+    console.warn(`dpdeck: ${name} no se abrió; Python arranca sin esa copia`);
     return null;
   }
 
