@@ -176,6 +176,25 @@ BOOT_STAGES = ["Cargando Python…", "Preparando el intérprete…", "Cargando n
                "Instalando dpdeck…", "Importando numpy, matplotlib y dpdeck…", "Python listo"]
 
 
+def test_a_list_of_files_that_fails_once_is_asked_for_again(new_deck, cells_url):
+    # One dropped connection (a busy machine, a connection the server just closed) costs a pause, not Python.
+    deck = new_deck()
+    aborted = []
+
+    def drop_first(route):
+        if not aborted:
+            aborted.append(route.request.url)
+            route.abort()
+        else:
+            route.continue_()
+
+    deck.page.context.route("**/runtime.json", drop_first)
+    deck.goto(cells_url + "?autorun=0")
+    deck.wait_until_ready()
+    assert len(aborted) == 1
+    assert deck.cell("saludo").run() == "done"
+
+
 def test_boot_says_each_stage_and_the_autorun_never_blanks_a_figure(new_deck, cells_url):
     deck = new_deck()
     figura = deck.cell("figura")

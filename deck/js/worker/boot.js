@@ -64,15 +64,40 @@ function takeOnRead(shared) {
   };
 }
 
+// A connection that fails once (a busy machine, a kept-alive connection the
+// server has just closed) is no reason to leave Python unstarted: the small
+// file is asked for again after these pauses (ms) before the boot gives up.
+const JSON_RETRY_PAUSES_MS = [300, 1000];
+
 async function fetchJson(url, what) {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await fetchJsonOnce(url, what);
+    } catch (error) {
+      if (error.final || attempt >= JSON_RETRY_PAUSES_MS.length) throw error;
+      console.warn(`dpdeck: ${error.message}; se vuelve a intentar`);
+      await new Promise((resolve) => setTimeout(resolve, JSON_RETRY_PAUSES_MS[attempt]));
+    }
+  }
+}
+
+async function fetchJsonOnce(url, what) {
   let response;
   try {
-    response = await self.fetch(url);
+    // The browser's own fetch: the counted one (downloads.js) would end the boot at the first failure.
+    response = await nativeFetch(url);
   } catch (error) {
     throw new Error(`No se pudo descargar ${what} (${url}): ${error.message}`);
   }
-  if (!response.ok) throw new Error(`No se pudo descargar ${what} (${url}): HTTP ${response.status}`);
-  return response.json();
+  // An answer the server gave on purpose (404…) will not change by asking again.
+  if (!response.ok) {
+    throw Object.assign(new Error(`No se pudo descargar ${what} (${url}): HTTP ${response.status}`), { final: true });
+  }
+  try {
+    return await response.json();
+  } catch (error) {
+    throw new Error(`${what} (${url}) llegó incompleto o dañado: ${error.message}`);
+  }
 }
 
 async function step(name, action) {
