@@ -23,12 +23,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from .browser import CHROMIUM_ARGS, MISSING_BROWSER_MESSAGE, find_chromium
+from .browser import (
+    CHROMIUM_ARGS,
+    MISSING_BROWSER_MESSAGE,
+    WEBKIT_DRIVER,
+    XVFB,
+    find_chromium,
+    find_minibrowser,
+    start_xvfb,
+)
 from .errors import BuildError
 
 ENGINES = ("chromium", "webkit")
@@ -41,9 +48,6 @@ VISIT_SECONDS = 240
 SETTLE_SECONDS = 60
 LINGER_SECONDS = 5
 
-WEBKIT_DRIVER = Path("/usr/bin/WebKitWebDriver")
-XVFB = Path("/usr/bin/Xvfb")
-MINIBROWSER_GLOB = "*/webkit2gtk-4.1/MiniBrowser"
 MISSING_WEBKIT_MESSAGE = (
     "para medir WebKit hacen falta WebKitWebDriver, MiniBrowser y Xvfb:\n"
     "    apt-get install webkit2gtk-driver xvfb xauth\n"
@@ -116,27 +120,6 @@ return root.dataset.offline === 'ready' && root.dataset.offlinePython === 'ready
 # The engines
 # ---------------------------------------------------------------------------
 
-def find_minibrowser() -> Path | None:
-    """WebKitGTK's MiniBrowser (Debian's libwebkit2gtk-4.1-0), in its multiarch folder."""
-    return next((path for path in sorted(Path("/usr/lib").glob(MINIBROWSER_GLOB)) if os.access(path, os.X_OK)), None)
-
-
-def start_xvfb() -> tuple[subprocess.Popen, str]:
-    """A virtual screen on a free display (Xvfb chooses it and writes its number): (process, ":N")."""
-    read_end, write_end = os.pipe()
-    process = subprocess.Popen([str(XVFB), "-displayfd", str(write_end), "-screen", "0", "1400x900x24",
-                                "-nolisten", "tcp"], pass_fds=(write_end,),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write_end)
-    with os.fdopen(read_end) as numbers:
-        number = numbers.readline().strip()
-    if not number:
-        process.kill()
-        process.wait()
-        raise BuildError("Xvfb no abrió ninguna pantalla")
-    return process, f":{number}"
-
-
 class ChromiumEngine:
     """The benchmark's Chromium (Playwright), one persistent profile per round."""
 
@@ -177,7 +160,7 @@ class WebKitEngine:
         from selenium import webdriver
 
         self.webdriver = webdriver
-        self.xvfb, self.display = start_xvfb()
+        self.xvfb, self.display = start_xvfb("1400x900x24")
 
     def start(self) -> None:
         options = self.webdriver.WebKitGTKOptions()

@@ -7,7 +7,10 @@ DPDECK_CHROMIUM names another executable to try first (instead of
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
+
+from .errors import BuildError
 
 DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
 # The omnibox's WebUI popups: recent Chromium starts them in a renderer of their
@@ -62,6 +65,21 @@ WEBKIT_DRIVER = Path("/usr/bin/WebKitWebDriver")
 # MiniBrowser lives in the multiarch folder of libwebkit2gtk-4.1-0 (x86_64-linux-gnu, aarch64-linux-gnu…).
 MINIBROWSER_PATTERN = "webkit2gtk-4.1/MiniBrowser"
 XVFB = Path("/usr/bin/Xvfb")
+
+
+def start_xvfb(screen: str = "1280x800x24") -> tuple[subprocess.Popen, str]:
+    """A virtual screen of `screen` (WxHxDEPTH) on the first free display (Xvfb picks it and writes its number): (process, ":N")."""
+    read_end, write_end = os.pipe()
+    process = subprocess.Popen([str(XVFB), "-displayfd", str(write_end), "-screen", "0", screen, "-nolisten", "tcp"],
+                               pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write_end)
+    with os.fdopen(read_end) as numbers:
+        display = numbers.readline().strip()
+    if not display.isdigit():
+        process.kill()
+        process.wait()
+        raise BuildError("Xvfb no abrió ninguna pantalla")
+    return process, f":{display}"
 
 
 def find_minibrowser() -> Path | None:

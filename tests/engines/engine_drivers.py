@@ -27,7 +27,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from deckbuild.browser import FIREFOX_ESR, WEBKIT_DRIVER, XVFB, find_minibrowser
+from deckbuild.browser import FIREFOX_ESR, WEBKIT_DRIVER, find_minibrowser, start_xvfb
 
 ENGINES = ("webkit", "firefox", "chromium")   # the slowest first: xdist starts them first
 VIEWPORT = (1280, 720)
@@ -201,22 +201,6 @@ Promise.resolve().then(() => (%s)(arguments[0])).then(
   (value) => done({ok: true, value: value === undefined ? null : value}),
   (error) => done({ok: false, error: String(error && error.message || error)}));
 """
-
-
-def start_xvfb() -> tuple[subprocess.Popen, str]:
-    """A virtual screen on the first free display (Xvfb picks it and writes its number); (process, ":N")."""
-    read_end, write_end = os.pipe()
-    process = subprocess.Popen([str(XVFB), "-displayfd", str(write_end), "-screen", "0", "1280x800x24",
-                                "-nolisten", "tcp"], pass_fds=(write_end,),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write_end)
-    with os.fdopen(read_end) as numbers:
-        display = numbers.readline().strip()
-    if not display.isdigit():
-        process.kill()
-        process.wait()
-        raise DriverError("Xvfb no abrió ninguna pantalla")
-    return process, f":{display}"
 
 
 class SeleniumWebKit:
