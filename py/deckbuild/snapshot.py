@@ -5,7 +5,9 @@ the compiled dpdeck wheel → out/pyodide/python-snapshot.bin (gzip) and the
 list of extension modules it needs placed again, which runtime.json carries
 to the worker (deck/js/worker/snapshot.js says how a restore works). The snapshot is
 taken by `js/snapshot.mjs` under Node, after the same installs, imports and
-warm-up figure the worker does; restoring it skips them all.
+warm-up figure the worker does; restoring it skips them all. The shipped
+file holds the interpreter's data segment XOR-ed out (wasmdata.py): those
+bytes come with pyodide.asm.wasm, and the worker puts them back.
 
 The output is derived from files the build verified: cached under
 `.cache/snapshots/<key>/`, where the key hashes every input (the shipped
@@ -32,6 +34,7 @@ from .errors import BuildError
 from .files import ensure_dir, hash_file, lookup_verified, store_verified
 from .paths import CACHE, ROOT, display_path, locate_npm_package
 from .pyodide import ShippedPyodide, make_integrity
+from .wasmdata import MainData, read_main_data
 
 SNAPSHOT_FILE = "python-snapshot.bin"
 # The libraries a restore places, alone: what a restored boot needs of the wheels before «Python listo».
@@ -47,7 +50,13 @@ DECK_SCRIPTS = ROOT / "deck" / "js" / "worker"
 DECK_MODULES = ("wheels.js", "snapshot.js", "functiontable.js", "warmup.js")
 # The shipped Pyodide files the snapshot's interpreter starts from.
 PYODIDE_FILES = ("pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
-CACHE_VERSION = b"dpdeck-snapshot-v4"
+CACHE_VERSION = b"dpdeck-snapshot-v5"
+# Pyodide 0.27.7's snapshot (API.makeSnapshot): 32-bit words, the second of which is where the memory starts.
+SNAPSHOT_HEADER = {"MEMORY_OFFSET_AT": 4}
+# At least this share of the data segment is still as instantiation wrote it (measured: 96 %); less means a
+# wrong address, and the build stops rather than ship a snapshot that compresses worse.
+MAIN_DATA_MIN_UNCHANGED = 0.5
+GZIP_LEVEL = 9
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,7 @@ class Snapshot:
     memory_integrity: str   # Subresource Integrity of the inflated bytes (a device's kept copy must match)
     libraries: list[dict]   # [{file, path, memoryBase, tableBase, tableSize}] in load order
     table: dict             # {length, got}: the table of functions once they are placed (functiontable.js)
+    main_data: dict         # {address, offset, size, integrity}: the interpreter's data, XOR-ed out of the file
     libraries_file: str     # the libraries to place, alone in one zip (relative to out/)
     libraries_integrity: str
     cell_wheels: list[str]  # the wheels holding files the warm-up figure reads (matplotlib's fonts)
@@ -70,7 +80,7 @@ class Snapshot:
         return {"file": self.file, "integrity": self.integrity, "size": self.memory_size,
                 "memoryIntegrity": self.memory_integrity, "libraries": self.libraries, "table": self.table,
                 "librariesFile": self.libraries_file, "librariesIntegrity": self.libraries_integrity,
-                "cellWheels": self.cell_wheels}
+                "cellWheels": self.cell_wheels, "mainData": self.main_data}
 
 
 def list_wheels(out: Path, pyodide: ShippedPyodide, wheel: Path) -> list[Path]:
@@ -99,15 +109,20 @@ def lookup_snapshot(entry: Path) -> tuple[Path, dict] | None:
 
 
 def store_snapshot(entry: Path, produced: Path, libraries: list[dict], table: dict,
-                   figure_files: list[str]) -> Path:
-    """Move a fresh snapshot and its description into their cache entry, each with its SHA-256.
+                   figure_files: list[str], main: MainData) -> Path:
+    """Move a fresh snapshot, encoded (encode_snapshot), and its description into their cache entry, each with its SHA-256.
 
-    The inflated memory's SHA-256 is computed here, once per snapshot taken,
-    not on every build that reuses it.
+    The inflated memory's SHA-256 (of the snapshot as Python is restored from
+    it) and the encoding are computed here, once per snapshot taken, not on
+    every build that reuses it.
     """
     described = produced.with_name(DESCRIPTION_FILE)
+    memory = bytearray(gzip.decompress(produced.read_bytes()))
+    memory_sha256 = hashlib.sha256(memory).hexdigest()
+    main_data = encode_snapshot(memory, main)
+    produced.write_bytes(gzip.compress(memory, compresslevel=GZIP_LEVEL, mtime=0))
     description = {"libraries": libraries, "table": table, "figureFiles": figure_files,
-                   "memorySha256": hash_inflated(produced)}
+                   "memorySha256": memory_sha256, "mainData": main_data}
     described.write_text(json.dumps(description, indent=1) + "\n", encoding="utf-8")
     return store_verified(entry, {SNAPSHOT_FILE: produced, DESCRIPTION_FILE: described})[0]
 
@@ -125,20 +140,37 @@ def run_snapshot_program(pyodide_folder: Path, wheels: list[Path], pyodide_modul
     return output, json.loads(report_path.read_text(encoding="utf-8"))
 
 
+def encode_snapshot(memory: bytearray, main: MainData) -> dict:
+    """XOR the interpreter's data segment out of `memory` (a snapshot, inflated), in place; return where it was.
+
+    encoded[offset + i] = memory[offset + i] ^ data[i], offset = the header's
+    length + the segment's address: the bytes still as instantiation wrote
+    them become zeros, which gzip sends almost for free (12.2 → 10.7 MB). The
+    worker applies the same XOR with the bytes its own instantiation wrote
+    (deck/js/worker/snapshot.js, decodeMainData), after checking them against
+    `integrity`.
+    """
+    at = SNAPSHOT_HEADER["MEMORY_OFFSET_AT"]
+    offset = int.from_bytes(memory[at:at + 4], "little") + main.address
+    size = len(main.data)
+    if offset + size > len(memory):
+        raise BuildError(f"el segmento de datos del intérprete ({size} bytes en {main.address}) no cabe en la instantánea")
+    xored = (int.from_bytes(memory[offset:offset + size], "little") ^ int.from_bytes(main.data, "little"))
+    encoded = xored.to_bytes(size, "little")
+    unchanged = encoded.count(0) / size
+    if unchanged < MAIN_DATA_MIN_UNCHANGED:
+        raise BuildError(f"solo el {unchanged:.0%} del segmento de datos del intérprete coincide con la instantánea "
+                         f"en la dirección {main.address}: ¿otro Pyodide?")
+    memory[offset:offset + size] = encoded
+    return {"address": main.address, "offset": offset, "size": size,
+            "integrity": make_integrity(hashlib.sha256(main.data).hexdigest())}
+
+
 def measure_inflated(path: Path) -> int:
     """The size of a gzip file once inflated (ISIZE, RFC 1952 2.3.1: the last four bytes, modulo 2**32)."""
     with path.open("rb") as file:
         file.seek(-4, os.SEEK_END)
         return int.from_bytes(file.read(4), "little")
-
-
-def hash_inflated(path: Path) -> str:
-    """The SHA-256 (hex) of a gzip file's inflated bytes, read a megabyte at a time."""
-    digest = hashlib.sha256()
-    with gzip.open(path, "rb") as file:
-        while chunk := file.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def take_snapshot(out: Path, pyodide: ShippedPyodide, wheel: Path, *, cache: Path | None = None) -> Snapshot:
@@ -155,7 +187,8 @@ def take_snapshot(out: Path, pyodide: ShippedPyodide, wheel: Path, *, cache: Pat
             produced, report = run_snapshot_program(pyodide_folder, wheels, pyodide_module, Path(folder))
             if not report["libraries"]:
                 raise BuildError("la instantánea no registró ninguna biblioteca de numpy o matplotlib")
-            store_snapshot(entry, produced, report["libraries"], report["table"], report["figureFiles"])
+            main = read_main_data(pyodide_folder / "pyodide.asm.wasm", pyodide_folder / "pyodide.asm.js")
+            store_snapshot(entry, produced, report["libraries"], report["table"], report["figureFiles"], main)
         cached = lookup_snapshot(entry)
         if cached is None:
             raise BuildError(f"la instantánea recién tomada en {display_path(entry)} no se puede leer")
@@ -168,6 +201,7 @@ def take_snapshot(out: Path, pyodide: ShippedPyodide, wheel: Path, *, cache: Pat
                     size=target.stat().st_size, memory_size=measure_inflated(target),
                     memory_integrity=make_integrity(description["memorySha256"]),
                     libraries=description["libraries"], table=description["table"],
+                    main_data=description["mainData"],
                     libraries_file=f"{pyodide_folder.name}/{LIBRARIES_FILE}",
                     libraries_integrity=make_integrity(hash_file(libraries)),
                     cell_wheels=find_wheels_holding(out, wheels, description["figureFiles"]),

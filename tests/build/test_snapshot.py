@@ -20,10 +20,12 @@ from pathlib import Path
 import pytest
 
 from deckbuild import snapshot as snapshots
+from deckbuild.errors import BuildError
 from deckbuild.files import hash_file
 from deckbuild.offline import split_precache
 from deckbuild.pipeline import build
 from deckbuild.pyodide import ShippedPyodide, make_integrity
+from deckbuild.wasmdata import WASM_MAGIC, MainData, read_main_data
 
 # The browser tests' fixture deck: a few slides and cells, built in a second.
 FIXTURE_SLIDES = Path(__file__).resolve().parents[1] / "browser" / "fixture_slides"
@@ -43,7 +45,7 @@ def test_runtime_json_describes_the_snapshot_the_deck_ships(dist_dir):
     shipped = dist_dir / described["file"]
     assert described["file"] == f"pyodide/{snapshots.SNAPSHOT_FILE}"
     assert described["integrity"] == make_integrity(hash_file(shipped))
-    memory = gzip.decompress(shipped.read_bytes())
+    memory = decode_main_data(gzip.decompress(shipped.read_bytes()), described["mainData"], dist_dir)
     assert described["size"] == len(memory) == snapshots.measure_inflated(shipped)
     assert memory[:4] == PYODIDE_SNAPSHOT_MAGIC
     # What a device's kept copy must hash to (Python's hashlib over Python's gzip: the independent reference).
@@ -55,6 +57,80 @@ def test_runtime_json_describes_the_snapshot_the_deck_ships(dist_dir):
     # Kept offline with Python's files, checked like them.
     groups = split_precache(json.loads((dist_dir / "manifest.json").read_text(encoding="utf-8"))["files"], runtime)
     assert groups["python"][described["file"]] == hash_file(shipped)
+
+
+def decode_main_data(encoded: bytes, main_data: dict, dist: Path) -> bytes:
+    """The snapshot as Python is restored from it: the interpreter's data XOR-ed back.
+
+    The reference for the bytes: pyodide.asm.wasm's data section is its last
+    section, and its one segment's bytes are the file's last `size` bytes.
+    """
+    offset, size = main_data["offset"], main_data["size"]
+    data = (dist / "pyodide" / "pyodide.asm.wasm").read_bytes()[-size:]
+    assert main_data["integrity"] == make_integrity(hashlib.sha256(data).hexdigest())
+    # Where the worker writes it: Pyodide's header (its second word: where the memory starts) + the memory base.
+    assert offset == int.from_bytes(encoded[4:8], "little") + main_data["address"]
+    region = bytes(a ^ b for a, b in zip(encoded[offset:offset + size], data))
+    return encoded[:offset] + region + encoded[offset + size:]
+
+
+def test_the_interpreter_s_data_is_not_shipped_twice(dist_dir):
+    """Most of the segment's bytes are zeros in the shipped file: they come with pyodide.asm.wasm."""
+    described = read_runtime(dist_dir)["snapshot"]["mainData"]
+    encoded = gzip.decompress((dist_dir / "pyodide" / snapshots.SNAPSHOT_FILE).read_bytes())
+    region = encoded[described["offset"]:described["offset"] + described["size"]]
+    assert described["address"] == 1024 and described["size"] > 4_000_000
+    assert region.count(0) > 0.9 * described["size"]
+
+
+def test_the_interpreter_s_data_is_found_in_pyodide_s_own_files(dist_dir):
+    main = read_main_data(dist_dir / "pyodide" / "pyodide.asm.wasm", dist_dir / "pyodide" / "pyodide.asm.js")
+    described = read_runtime(dist_dir)["snapshot"]["mainData"]
+    assert (main.address, len(main.data)) == (described["address"], described["size"])
+
+
+def make_module(*sections: tuple[int, bytes]) -> bytes:
+    """A WebAssembly module of `sections` (id, contents), for the reader's bad inputs."""
+    return WASM_MAGIC + b"".join(bytes([section_id, len(body)]) + body for section_id, body in sections)
+
+
+GLOBAL_IMPORT = bytes([1, 3]) + b"env" + bytes([13]) + b"__memory_base" + bytes([3, 0x7F, 0])
+LOADER = '__memory_base=new WebAssembly.Global({"value":"i32","mutable":false},1024)'
+
+
+@pytest.mark.parametrize(("module", "loader", "message"), [
+    (b"no soy wasm", LOADER, "no es un módulo WebAssembly"),
+    (make_module((2, GLOBAL_IMPORT)), LOADER, "no tiene sección de datos"),
+    (make_module((2, GLOBAL_IMPORT), (11, bytes([2, 0, 0x23, 0, 0x0B, 1, 7, 0, 0x23, 0, 0x0B, 1, 7]))), LOADER,
+     "un solo segmento"),
+    (make_module((2, GLOBAL_IMPORT), (11, bytes([1, 0, 0x41, 8, 0x0B, 1, 7]))), LOADER, "base de memoria"),
+    (make_module((11, bytes([1, 0, 0x23, 0, 0x0B, 1, 7]))), LOADER, "no se coloca en __memory_base"),
+    (make_module((2, GLOBAL_IMPORT), (11, bytes([1, 0, 0x23, 0, 0x0B, 9, 7]))), LOADER, "termina antes de tiempo"),
+    (make_module((2, GLOBAL_IMPORT), (11, bytes([1, 0, 0x23, 0, 0x0B, 1, 7]))), "var x = 1;", "no dice el valor"),
+])
+def test_a_pyodide_whose_data_cannot_be_found_stops_the_build(tmp_path, module, loader, message):
+    (tmp_path / "pyodide.asm.wasm").write_bytes(module)
+    (tmp_path / "pyodide.asm.js").write_text(loader, encoding="utf-8")
+    with pytest.raises(BuildError, match=message):
+        read_main_data(tmp_path / "pyodide.asm.wasm", tmp_path / "pyodide.asm.js")
+
+
+def test_a_well_formed_module_gives_its_segment_and_the_loader_s_address(tmp_path):
+    (tmp_path / "pyodide.asm.wasm").write_bytes(make_module((2, GLOBAL_IMPORT), (11, bytes([1, 0, 0x23, 0, 0x0B, 2, 7, 9]))))
+    (tmp_path / "pyodide.asm.js").write_text(LOADER, encoding="utf-8")
+    assert read_main_data(tmp_path / "pyodide.asm.wasm", tmp_path / "pyodide.asm.js") == MainData(1024, bytes([7, 9]))
+
+
+def test_encoding_xors_the_data_out_and_refuses_a_wrong_address():
+    header = (0x706E7300).to_bytes(4, "little") + (16).to_bytes(4, "little") + bytes(8)
+    memory = bytearray(header + bytes(4) + "datos del intérprete".encode().ljust(24, b"-"))
+    main = MainData(4, bytes(memory[20:44]))
+    encoded = bytearray(memory)
+    described = snapshots.encode_snapshot(encoded, main)
+    assert described["offset"] == 20 and described["size"] == 24
+    assert encoded[:20] == memory[:20] and encoded[20:] == bytes(24)
+    with pytest.raises(BuildError, match="coincide"):
+        snapshots.encode_snapshot(bytearray(memory), MainData(0, bytes(memory[20:44])))
 
 
 def test_every_library_to_place_again_is_in_a_shipped_wheel_in_load_order(dist_dir):

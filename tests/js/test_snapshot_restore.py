@@ -272,6 +272,56 @@ def test_a_runtime_json_that_does_not_describe_the_table_is_not_restored():
     assert run["events"] == [] and run["restoredScope"] is True
 
 
+MAIN_DATA_JS = r"""
+const {restorePyodide, describeFunctionTable, computeIntegrity, SNAPSHOT_SOURCE} = deckModule.exports;
+const [source, written] = process.argv.slice(1).map(JSON.parse);
+// The build's encoding (snapshot.py): 7 bytes of the interpreter's data (a word and a tail) XOR-ed out at header + address.
+const data = new Uint8Array([11, 22, 33, 44, 55, 66, 77]);
+const address = 16, header = 8, offset = header + address;
+const decoded = new Uint8Array(48).map((_, index) => (index * 7) % 251 + 1);
+const snapshot = decoded.slice();
+data.forEach((byte, index) => { snapshot[offset + index] ^= byte; });
+const encoded = snapshot.slice();
+const memory = new WebAssembly.Memory({initial: 1});
+const Module = fakeModule();
+const table = describeFunctionTable(fakeModule());
+// Pyodide's instantiateWasm: instantiating writes the data segment (here `written`), then the runtime starts
+// and changes it (the capture must be the instantiation's bytes, not what is in memory later).
+const settings = {instantiateWasm: (imports, receive) => {
+  new Uint8Array(imports.env.memory.buffer).set(written, address);
+  receive({exports: {}}, {});
+  new Uint8Array(imports.env.memory.buffer).fill(0, address, address + written.length);
+}};
+const scope = {_createPyodideModule: async (given) => { given.instantiateWasm({env: {memory}}, () => {}); return Module; }};
+let seen = null;
+const loadPyodide = async (options) => { await scope._createPyodideModule(settings); seen = Array.from(options._loadSnapshot); return {}; };
+(async () => {
+  const mainData = {address, offset, size: data.length, integrity: await computeIntegrity(data)};
+  const restored = await restorePyodide({scope, loadPyodide, options: {}, snapshot, ready: Promise.resolve(SNAPSHOT_SOURCE[source]),
+                                         readLibraries: Promise.resolve(() => undefined), libraries: [], table, mainData});
+  print({same: seen.every((byte, index) => byte === decoded[index]), unchanged: seen.every((byte, index) => byte === encoded[index]),
+         timed: 'mainData' in restored.timings});
+})().catch((error) => print({error: describe(error)}));
+"""
+
+INTERPRETER_DATA = [11, 22, 33, 44, 55, 66, 77]
+
+
+def test_a_downloaded_snapshot_gets_the_interpreter_s_data_back_from_its_instantiation():
+    run = run_snapshot_js(MAIN_DATA_JS, json.dumps("DOWNLOAD"), json.dumps(INTERPRETER_DATA))
+    assert run == {"same": True, "unchanged": False, "timed": True}
+
+
+def test_a_kept_copy_is_stored_decoded_and_used_as_it_is():
+    run = run_snapshot_js(MAIN_DATA_JS, json.dumps("KEPT"), json.dumps(INTERPRETER_DATA))
+    assert run == {"same": False, "unchanged": True, "timed": False}
+
+
+def test_an_interpreter_whose_data_is_not_the_build_s_never_decodes_the_snapshot():
+    run = run_snapshot_js(MAIN_DATA_JS, json.dumps("DOWNLOAD"), json.dumps([11, 22, 33, 44, 55, 66, 78]))
+    assert run == {"error": "SnapshotError: los datos del intérprete no son los que la instantánea espera"}
+
+
 # ----------------------------------------------------------------- the device's copy
 
 FILL_JS = r"""

@@ -259,6 +259,7 @@ async function restoreFromSnapshot(description, snapshot, libraries, pyodideUrl,
       readLibraries: libraries.then((files) => (file) => files.get(file)),
       libraries: description.libraries,
       table: description.table,
+      mainData: description.mainData,
     });
     try {
       restored.pyodide.runPython(AFTER_RESTORE_PY);
@@ -520,6 +521,7 @@ async function boot(base) {
       snapshot.source = source;
       if (source === SNAPSHOT_SOURCE.KEPT) state.usedCopies.add(KEPT_SNAPSHOT.FILE);
       mark("filledAt");
+      return source;
     });
     snapshot.ready.catch(() => {});
     state.totalBytes = runtime.snapshot.bytes || state.totalBytes;

@@ -130,6 +130,54 @@ export async function inflateSnapshot(compressed, target) {
   }
 }
 
+// ---------------------------------------------------------- the interpreter's data
+// The shipped snapshot holds the main module's data segment XOR-ed out
+// (py/deckbuild/snapshot.py, encode_snapshot): those bytes come inside
+// pyodide.asm.wasm, and instantiating it writes them at runtime.json's
+// mainData.address before anything runs. They are copied from there at that
+// moment, checked against the build's SHA-256, and XOR-ed back into a
+// downloaded snapshot; a device's kept copy is stored decoded.
+
+/** Wraps `settings.instantiateWasm` so the data instantiation wrote at `address` ({address, size}) is copied into `into.bytes`. */
+function watchMainData(settings, { address, size }, into) {
+  const instantiate = settings.instantiateWasm;
+  if (typeof instantiate !== "function") return;
+  settings.instantiateWasm = (imports, receive) =>
+    instantiate(imports, (instance, module) => {
+      const memory = (imports.env && imports.env.memory) || instance.exports.memory;
+      if (memory && address + size <= memory.buffer.byteLength) {
+        into.bytes = new Uint8Array(memory.buffer, address, size).slice();
+      }
+      return receive(instance, module);
+    });
+}
+
+/**
+ * Puts the interpreter's data back into `snapshot` (a downloaded snapshot,
+ * inflated): snapshot[offset + i] ^= data[i]. `data` is what instantiating
+ * wrote (watchMainData); anything but the build's bytes (`integrity`) throws
+ * before the snapshot is touched.
+ */
+export async function decodeMainData(snapshot, data, { offset, size, integrity }) {
+  if (!data || data.byteLength !== size) {
+    throw new SnapshotError("no se pudieron leer los datos del intérprete recién instanciado");
+  }
+  if (offset + size > snapshot.byteLength) throw new SnapshotError("los datos del intérprete no caben en la instantánea");
+  if ((await computeIntegrity(data)) !== integrity) {
+    throw new SnapshotError("los datos del intérprete no son los que la instantánea espera");
+  }
+  const target = snapshot.subarray(offset, offset + size);
+  // Four bytes at a time where both sides are aligned (the build's offset is), the rest one by one.
+  const aligned = target.byteOffset % 4 === 0 && data.byteOffset % 4 === 0;
+  const words = aligned ? Math.floor(size / 4) : 0;
+  if (words) {
+    const into = new Uint32Array(target.buffer, target.byteOffset, words);
+    const from = new Uint32Array(data.buffer, data.byteOffset, words);
+    for (let index = 0; index < words; index++) into[index] ^= from[index];
+  }
+  for (let index = words * 4; index < size; index++) target[index] ^= data[index];
+}
+
 /** The Subresource Integrity value ("sha256-…", base64) of `bytes`. */
 export async function computeIntegrity(bytes) {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
@@ -276,7 +324,9 @@ export async function forgetFile(store, name) {
  * Pyodide restored from a snapshot: `loadPyodide(options)` with Emscripten's
  * module creation wrapped so that, once the module exists, the libraries are
  * placed and the table of functions checked against `table` (what the build
- * recorded: functiontable.js), before Pyodide copies the memory back. The
+ * recorded: functiontable.js), and a downloaded snapshot given the
+ * interpreter's data back (`mainData`, decodeMainData; `ready` resolves with
+ * the snapshot's SNAPSHOT_SOURCE), before Pyodide copies the memory back. The
  * module is created while the snapshot still arrives: `snapshot` (Uint8Array
  * of its final size) is filled when `ready` resolves, and `readLibraries`
  * resolves to a function giving a library's bytes by its path in
@@ -287,7 +337,17 @@ export async function forgetFile(store, name) {
  * had to be laid out as V8 lays them (`tableMatched`). A table unlike the
  * build's throws a SnapshotError marked `unfit`, whose `found` says what it was.
  */
-export async function restorePyodide({ scope, loadPyodide, options, snapshot, ready, readLibraries, libraries, table }) {
+export async function restorePyodide({
+  scope,
+  loadPyodide,
+  options,
+  snapshot,
+  ready,
+  readLibraries,
+  libraries,
+  table,
+  mainData = null,
+}) {
   const createModule = scope._createPyodideModule;
   if (typeof createModule !== "function") throw new SnapshotError("pyodide.asm.js no está cargado");
   if (!table) throw new SnapshotError("runtime.json no dice cómo era la tabla de funciones de la instantánea");
@@ -297,10 +357,17 @@ export async function restorePyodide({ scope, loadPyodide, options, snapshot, re
   scope._createPyodideModule = async (settings) => {
     const matcher = new FunctionTableMatcher();
     matcher.watchMain(settings);
+    const written = { bytes: null };
+    if (mainData) watchMainData(settings, mainData, written);
     const Module = await createModule(settings);
     timings.module = since(started);
-    const [, readLibrary] = await Promise.all([ready, readLibraries]);
+    const [source, readLibrary] = await Promise.all([ready, readLibraries]);
     timings.waited = since(started) - timings.module;
+    if (mainData && source === SNAPSHOT_SOURCE.DOWNLOAD) {
+      const decoding = performance.now();
+      await decodeMainData(snapshot, written.bytes, mainData);
+      timings.mainData = since(decoding);
+    }
     const placing = performance.now();
     await placeLibraries(Module, libraries, readLibrary, matcher);
     timings.libraries = since(placing);
