@@ -18,10 +18,13 @@ TINY_DECK = {"00.md": "# Solo texto\n"}
 
 
 def fresh_cache(tmp_path):
-    """An empty download cache that shares what is derived from the same verified inputs (bytecode, snapshot)."""
+    """An empty download cache that shares what is derived from the same verified inputs.
+
+    (The bytecode, the snapshot, the compressed copies and the packages copy: keyed by their inputs' SHA-256.)
+    """
     cache = tmp_path / "cache"
     cache.mkdir()
-    for derived in ("precompiled", "snapshots"):
+    for derived in ("precompiled", "snapshots", "compressed", "packagecopy"):
         (CACHE / derived).mkdir(parents=True, exist_ok=True)
         (cache / derived).symlink_to(CACHE / derived)
     return str(cache)

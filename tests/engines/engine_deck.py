@@ -42,7 +42,7 @@ PYTHON_SETTLED = """
         return state === 'ready' || state === 'error' ? state : null; }
 """
 PYTHON = "() => Reveal.getPlugin('dpdeck').python"
-STATUS_CHIP = "() => (document.querySelector('.python-status') || {}).innerText || ''"
+STATUS_CHIP = "() => (document.querySelector('.python-status') || {}).textContent || ''"
 SET_SOURCE = "([id, source]) => { Reveal.getPlugin('dpdeck').cell(id).setSource(source); return true; }"
 SOURCE = "(id) => Reveal.getPlugin('dpdeck').cell(id).source"
 ENHANCED = """

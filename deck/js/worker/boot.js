@@ -67,7 +67,7 @@ function takeOnRead(shared) {
 // A connection that fails once (a busy machine, a kept-alive connection the
 // server has just closed) is no reason to leave Python unstarted: the small
 // file is asked for again after these pauses (ms) before the boot gives up.
-const JSON_RETRY_PAUSES_MS = [300, 1000];
+const JSON_RETRY_PAUSES_MS = [300, 1000, 3000];
 
 async function fetchJson(url, what) {
   for (let attempt = 0; ; attempt += 1) {
