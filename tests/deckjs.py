@@ -62,13 +62,19 @@ def run_with_module(module: Path | list[Path], script: str, *arguments: str, inp
 # synchronous access handles) where there is a storage, indexedDB, and
 # crypto (without crypto.subtle when `subtle` is false, as on an insecure page).
 FAKE_STORAGE_JS = r"""
-function fakeStorage(files = {}, {failWrite = false, withoutWritable = false} = {}) {
+function fakeStorage(files = {}, {failWrite = false, withoutWritable = false, silentOpens = 0, lockedOpens = 0} = {}) {
+  // silentOpens: the first openings never answer (as Chromium's, at times, right after another worker ended);
+  // lockedOpens: the next ones fail as a file another handle locks.
   const log = [];
+  let opens = 0;
   const notFound = (name) => Object.assign(new Error(`${name} no existe`), {name: 'NotFoundError'});
   const fileHandle = (path) => {
     const handle = {
       createSyncAccessHandle: async (options) => {
         log.push(['open', path, options]);
+        opens += 1;
+        if (opens <= silentOpens) return new Promise(() => {});
+        if (opens <= silentOpens + lockedOpens) throw Object.assign(new Error('bloqueado'), {name: 'NoModificationAllowedError'});
         let bytes = files[path] || new Uint8Array(0);
         return {
           getSize: () => bytes.byteLength,

@@ -121,3 +121,48 @@ def test_the_worker_s_name_carries_what_the_page_asks_of_its_boot():
     assert run["plain"] == "dpdeck-python"
     assert run["back"] == {"unfit": 'RuntimeError: "índice" fuera de rango'}
     assert run["none"] == run["other"] == run["damaged"] == run["blank"] == {}
+
+
+OPEN_JS = r"""
+const {openDeviceStore} = deckModule.exports;
+const [present, options] = process.argv.slice(1).map(JSON.parse);
+const print = (value) => process.stdout.write(JSON.stringify(value));
+const {storage, log} = fakeStorage(present ? {'copia.bin': Buffer.from('memoria')} : {}, options);
+(async () => {
+  const store = await openDeviceStore(fakeWorkerScope({storage}));
+  const access = await store.open('copia.bin');
+  let found = null;
+  if (access) {
+    const bytes = new Uint8Array(access.getSize());
+    access.read(bytes, {at: 0});
+    found = new TextDecoder().decode(bytes);
+  }
+  print({found, opens: log.filter((entry) => entry[0] === 'open').length});
+})().catch((error) => { console.error(error); process.exit(1); });
+"""
+
+
+def open_copy(present: bool, **options) -> dict:
+    result = run_with_module(DEVICESTORE_JS, FAKE_STORAGE_JS + OPEN_JS, json.dumps(present), json.dumps(options))
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_an_opening_the_browser_leaves_unanswered_is_asked_again_at_once_and_the_second_answers():
+    # Asked again after 150 ms, answered: the third try (at 1 s) is never needed.
+    assert open_copy(True, silentOpens=1) == {"found": "memoria", "opens": 2}
+
+
+def test_a_copy_that_is_not_there_is_answered_by_the_first_try():
+    assert open_copy(False) == {"found": None, "opens": 0}
+    assert open_copy(True) == {"found": "memoria", "opens": 1}
+
+
+def test_a_try_that_fails_decides_nothing_while_another_may_still_open_the_copy():
+    assert open_copy(True, lockedOpens=1) == {"found": "memoria", "opens": 2}
+    assert open_copy(True, silentOpens=1, lockedOpens=1) == {"found": "memoria", "opens": 3}
+
+
+def test_a_copy_no_try_opens_counts_as_absent():
+    assert open_copy(True, lockedOpens=3) == {"found": None, "opens": 3}
+    assert open_copy(True, silentOpens=3) == {"found": None, "opens": 3}

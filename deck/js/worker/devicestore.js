@@ -17,9 +17,12 @@
 // machine), the device keeps nothing.
 
 const DATABASE = Object.freeze({ NAME: "dpdeck", VERSION: 1, STORE: "copias" });
-// How long each try to open a kept file may take before the boot tries again, then goes on without it (FileStore.open).
-const OPEN_PATIENCE_MS = [1000, 3000];
-const TIMED_OUT = Symbol("timed out");
+// Opening a kept file (FileStore.open): asked at these moments (ms) while no try has answered, every
+// try left open, and given up at OPEN_GIVE_UP_MS (Python then starts from the deck's files).
+const OPEN_ASKED_AT_MS = [0, 150, 1000];
+const OPEN_GIVE_UP_MS = 4000;
+// What one try to open a kept file found besides a handle: no such file (final), or an error (another try may work).
+const OPENED = Object.freeze({ ABSENT: "absent", FAILED: "failed" });
 const wait = (milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 /** Which store the device's copies live in (timings.store). */
 export const STORE_KIND = Object.freeze({ FILES: "opfs", DATABASE: "indexeddb" });
@@ -54,28 +57,68 @@ class FileStore {
     this.root = root;
   }
 
-  async open(name) {
-    // Chromium sometimes never answers a worker's first opening of a file when the worker before
-    // this one was just ended (a restart, a reload): asked again, it answers at once. A copy that
-    // does not open after a second try is treated as absent (Python then starts from the deck's
-    // files); a handle that arrives late is closed.
-    for (const patience of OPEN_PATIENCE_MS) {
-      const opening = this.openNow(name);
-      const answer = await Promise.race([opening, wait(patience).then(() => TIMED_OUT)]);
-      if (answer !== TIMED_OUT) return answer;
-      opening.then((access) => access && access.close());
-    }
-    console.warn(`dpdeck: ${name} no se abrió; Python arranca sin esa copia`);
-    return null;
+  /**
+   * The kept file `name` opened for reading, or null. Chromium sometimes
+   * never answers a worker's first opening of a file when the worker before
+   * this one was just ended (a restart, a reload), and answers a second one
+   * at once; so while no try has answered, another is started
+   * (OPEN_ASKED_AT_MS; read-only handles may be open side by side), and the
+   * first handle, or the first «no such file», is the answer. A try that
+   * fails otherwise (an engine that locks the file for a slow earlier try)
+   * decides nothing while others are on their way. Handles that arrive late
+   * are closed.
+   */
+  open(name) {
+    return new Promise((resolve) => {
+      const timers = [];
+      let done = false;
+      let asked = 0;
+      let failed = 0;
+      const finish = (access) => {
+        done = true;
+        timers.forEach(clearTimeout);
+        resolve(access);
+      };
+      const ask = () => {
+        asked += 1;
+        this.openNow(name).then((found) => {
+          if (done) {
+            if (found && typeof found === "object") found.close();
+          } else if (found === OPENED.ABSENT) {
+            finish(null);
+          } else if (found === OPENED.FAILED) {
+            failed += 1;
+            if (failed === OPEN_ASKED_AT_MS.length) finish(null);
+          } else {
+            finish(found);
+          }
+        });
+      };
+      for (const at of OPEN_ASKED_AT_MS) timers.push(setTimeout(() => done || ask(), at));
+      timers.push(
+        setTimeout(() => {
+          if (done) return;
+          console.warn(`dpdeck: ${name} no se abrió (${asked} intentos); Python arranca sin esa copia`);
+          finish(null);
+        }, OPEN_GIVE_UP_MS),
+      );
+    });
   }
 
+  /** One try to open `name` for reading: a synchronous access handle, OPENED.ABSENT or OPENED.FAILED. */
   async openNow(name) {
+    let file;
     try {
-      const file = await this.root.getFileHandle(name);
+      file = await this.root.getFileHandle(name);
+    } catch (error) {
+      // A folder of that name is no copy either (write() replaces it).
+      return error && (error.name === "NotFoundError" || error.name === "TypeMismatchError") ? OPENED.ABSENT : OPENED.FAILED;
+    }
+    try {
       // Read only: two tabs may read at once (engines without the option lock the file instead).
       return await file.createSyncAccessHandle({ mode: "read-only" });
     } catch {
-      return null;
+      return OPENED.FAILED;
     }
   }
 
