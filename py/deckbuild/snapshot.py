@@ -37,7 +37,8 @@ from .pyodide import ShippedPyodide, make_integrity
 from .wasmdata import MainData, read_main_data
 
 SNAPSHOT_FILE = "python-snapshot.bin"
-# The libraries a restore places, alone: what a restored boot needs of the wheels before «Python listo».
+# What a restored boot needs of the wheels before «Python listo», alone: the libraries a restore places and the
+# files the first figure reads (matplotlib's fonts).
 LIBRARIES_FILE = "python-libraries.zip"
 # The core files a restored boot downloads (the standard library's zip comes after «Python listo»).
 RESTORE_CORE = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "pyodide-lock.json")
@@ -71,16 +72,16 @@ class Snapshot:
     libraries: list[dict]   # [{file, path, memoryBase, tableBase, tableSize}] in load order
     table: dict             # {length, got}: the table of functions once they are placed (functiontable.js)
     main_data: dict         # {address, offset, size, integrity}: the interpreter's data, XOR-ed out of the file
-    libraries_file: str     # the libraries to place, alone in one zip (relative to out/)
+    libraries_file: str     # the libraries to place and the figure files, alone in one zip (relative to out/)
     libraries_integrity: str
-    cell_wheels: list[str]  # the wheels holding files the warm-up figure reads (matplotlib's fonts)
+    figure_files: list[str]  # the files drawing a figure reads (paths in site-packages), in that zip too
     boot_bytes: int         # what a restored boot downloads before «Python listo»: core, libraries, snapshot
 
     def describe(self) -> dict:
         return {"file": self.file, "integrity": self.integrity, "size": self.memory_size,
                 "memoryIntegrity": self.memory_integrity, "libraries": self.libraries, "table": self.table,
                 "librariesFile": self.libraries_file, "librariesIntegrity": self.libraries_integrity,
-                "cellWheels": self.cell_wheels, "mainData": self.main_data}
+                "figureFiles": self.figure_files, "mainData": self.main_data}
 
 
 def list_wheels(out: Path, pyodide: ShippedPyodide, wheel: Path) -> list[Path]:
@@ -195,7 +196,8 @@ def take_snapshot(out: Path, pyodide: ShippedPyodide, wheel: Path, *, cache: Pat
     path, description = cached
     target = pyodide_folder / SNAPSHOT_FILE
     shutil.copyfile(path, target)
-    libraries = write_libraries(pyodide_folder / LIBRARIES_FILE, wheels, [entry["file"] for entry in description["libraries"]])
+    libraries = write_libraries(pyodide_folder / LIBRARIES_FILE, wheels,
+                                [entry["file"] for entry in description["libraries"]] + description["figureFiles"])
     boot_bytes = sum((pyodide_folder / name).stat().st_size for name in RESTORE_CORE)
     return Snapshot(file=f"{pyodide_folder.name}/{SNAPSHOT_FILE}", integrity=make_integrity(hash_file(target)),
                     size=target.stat().st_size, memory_size=measure_inflated(target),
@@ -204,15 +206,16 @@ def take_snapshot(out: Path, pyodide: ShippedPyodide, wheel: Path, *, cache: Pat
                     main_data=description["mainData"],
                     libraries_file=f"{pyodide_folder.name}/{LIBRARIES_FILE}",
                     libraries_integrity=make_integrity(hash_file(libraries)),
-                    cell_wheels=find_wheels_holding(out, wheels, description["figureFiles"]),
+                    figure_files=description["figureFiles"],
                     boot_bytes=boot_bytes + libraries.stat().st_size + target.stat().st_size)
 
 
 def write_libraries(target: Path, wheels: list[Path], files: list[str]) -> Path:
-    """The libraries `files` (paths in site-packages), taken from the wheels, alone in one zip, in their order.
+    """The `files` (paths in site-packages: the libraries, then the figure files), taken from the wheels, alone in one zip.
 
-    Reproducible: fixed dates, deflated. A restored boot unpacks them
-    (deck/js/worker/wheels.js) instead of the 15 MB of wheels they come in.
+    Reproducible: fixed dates, deflated, in their order. A restored boot
+    unpacks them (deck/js/worker/wheels.js) instead of the 15 MB of wheels
+    they come in.
     """
     found = {}
     for wheel in wheels:
@@ -222,7 +225,7 @@ def write_libraries(target: Path, wheels: list[Path], files: list[str]) -> Path:
                     found[name] = opened.read(name)
     missing = [name for name in files if name not in found]
     if missing:
-        raise BuildError(f"la instantánea coloca bibliotecas que no están en ninguna rueda: {', '.join(missing)}")
+        raise BuildError(f"la instantánea necesita archivos que no están en ninguna rueda: {', '.join(missing)}")
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         for name in files:
             info = zipfile.ZipInfo(name, FIXED_ZIP_TIME)
@@ -230,13 +233,3 @@ def write_libraries(target: Path, wheels: list[Path], files: list[str]) -> Path:
             info.external_attr = 0o644 << 16
             archive.writestr(info, found[name])
     return target
-
-
-def find_wheels_holding(out: Path, wheels: list[Path], files: list[str]) -> list[str]:
-    """The wheels (paths relative to out/) that hold any of `files` (paths in site-packages), in their order."""
-    holding = []
-    for wheel in wheels:
-        with zipfile.ZipFile(wheel) as opened:
-            if set(opened.namelist()) & set(files):
-                holding.append(wheel.relative_to(out).as_posix())
-    return holding

@@ -3,8 +3,8 @@
 A first visit restores Python from the snapshot with only the libraries the
 snapshot places; the wheels and the standard library come afterwards. These
 tests hold those downloads back and check that Python is ready without them,
-that a cell waits for the files figures read, that an import needing a file
-still on its way fetches it there and then, and that a damaged file is never
+that a figure needs none of them (its fonts come with the libraries), that an
+import or a font needing a file still on its way fetches it there and then, and that a damaged file is never
 half-used: Python starts from the full files, or the boot ends at once, and
 the page says so in one line of Spanish.
 """
@@ -65,11 +65,16 @@ def test_python_is_ready_before_any_wheel_or_the_standard_library_arrives(new_de
     deck.wait_until_ready()
     timings = deck.python["timings"]
     assert timings["snapshot"]["used"] is True and timings["remainderLater"] is True
-    # Nothing of it was needed. First asked for: the files figures read (matplotlib's fonts) and the dpdeck
-    # wheel (the census), which a cell waits for; the rest once they are in.
+    # Nothing of it was needed. First asked for: the dpdeck wheel (the census), which a cell waits for; the rest
+    # once it is in. matplotlib's fonts for a figure came with the libraries.
     assert "python-libraries.zip" in [name for _, name in held.passed]
-    cell_wheels = [Path(file).name for file in runtime["snapshot"]["cellWheels"]] + [Path(runtime["wheel"]).name]
-    assert "matplotlib-3.8.4-cp312-cp312-pyodide_2024_0_wasm32.whl" in cell_wheels
+    assert any(file.endswith("DejaVuSans.ttf") for file in runtime["snapshot"]["figureFiles"])
+    assert "cellWheels" not in runtime["snapshot"]
+    for _ in range(50):
+        if held.held:
+            break
+        deck.page.wait_for_timeout(100)
+    cell_wheels = [Path(runtime["wheel"]).name]
     assert set(held.held) == set(cell_wheels)
     held.release(*cell_wheels)
     for _ in range(200):
@@ -77,6 +82,11 @@ def test_python_is_ready_before_any_wheel_or_the_standard_library_arrives(new_de
             break
         deck.page.wait_for_timeout(100)
     assert set(held.held) == set(held_names) - set(cell_wheels)
+    # A figure before matplotlib's wheel is in: its fonts are there already.
+    status, text = run_python(deck, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.title('hola $\\epsilon$')")
+    assert status == "done", text
+    assert deck.cell("pruebas").figures().count() == 1
+    assert "matplotlib-3.8.4-cp312-cp312-pyodide_2024_0_wasm32.whl" in held.held
     # An import whose files are still on their way (the standard library, numpy's other modules) fetches them
     # there and then (a synchronous request), and goes on.
     source = ("import colorsys\nimport numpy.polynomial as polinomios\n"
@@ -86,10 +96,12 @@ def test_python_is_ready_before_any_wheel_or_the_standard_library_arrives(new_de
     assert text.strip() == "(0.0, 1.0, 1.0) 7.0"
     fetched_now = {name for kind, name in held.passed if kind == "xhr"}
     assert {"python_stdlib.zip", "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"} <= fetched_now
-    # Then a figure: matplotlib's fonts had arrived.
-    status, text = run_python(deck, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.title('hola')")
+    # A font the first figure did not read (bold monospace) waits for matplotlib's wheel, fetched there and then.
+    status, text = run_python(deck, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\n"
+                                    "plt.title('hola', fontweight='bold', family='monospace')")
     assert status == "done", text
     assert deck.cell("pruebas").figures().count() == 1
+    assert "matplotlib-3.8.4-cp312-cp312-pyodide_2024_0_wasm32.whl" in {name for kind, name in held.passed if kind == "xhr"}
     held.release()
 
 

@@ -321,17 +321,31 @@ async function fetchLibraries(description, baseUrl) {
   return new Map(unpacked.files.map(({ path, data }) => [path, data]));
 }
 
+// The files the first figure reads (matplotlib's fonts: runtime.json's
+// snapshot.figureFiles), written before «Python listo» from the libraries'
+// zip or the device's copy (`files`: {path in site-packages: bytes}), so a
+// figure never waits for matplotlib's wheel. One that is missing is fetched
+// with its wheel when a figure opens it (remainder.js, wait_for_fonts).
+function writeFigureFiles(pyodide, figureFiles, files, sitePackages) {
+  for (const file of figureFiles || []) {
+    const data = files.get(file);
+    if (!data) continue;
+    const path = `${sitePackages}/${file}`;
+    pyodide.FS.mkdirTree(path.replace(/\/[^/]*$/, ""));
+    pyodide.FS.writeFile(path, data);
+  }
+}
+
 // What a restored Python gets after «Python listo» (remainder.js): the
 // wheels (the dpdeck wheel and the ones figures read first), the standard
 // library, and the finder that makes an import wait for them.
 function startRemainder(pyodide, runtime, baseUrl, sitePackages, keptWheels, packagesCopy) {
   const stdlibTarget = pyodide.runPython("import sys\nnext(path for path in sys.path if path.endswith('.zip'))");
-  const forCells = new Set(runtime.snapshot.cellWheels || []);
   const wheels = [
     { file: runtime.wheel, integrity: runtime.wheelIntegrity, imports: ["dpdeck"], forCells: true },
     ...(runtime.preload || []).map((entry, index) => ({
       ...entry,
-      forCells: forCells.has(entry.file),
+      forCells: false,
       kept: keptWheels ? keptWheels[index] : null,
     })),
   ].map((wheel) => ({ ...wheel, url: new URL(wheel.file, baseUrl) }));
@@ -490,7 +504,7 @@ async function boot(base) {
     libraries = keptWheels.then((list) => {
       packagesCopy.source = list ? PACKAGES_SOURCE.KEPT : PACKAGES_SOURCE.DOWNLOAD;
       if (list) state.usedCopies.add(KEPT_PACKAGES.FILE);
-      return list ? listLibraries(list) : fetchLibraries(runtime.snapshot, baseUrl);
+      return list ? listLibraries(list, runtime.snapshot.figureFiles) : fetchLibraries(runtime.snapshot, baseUrl);
     });
     libraries.catch(() => {});
   } else {
@@ -579,6 +593,7 @@ async function boot(base) {
 
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
   const restoredFirst = restored.used && remainderLater;
+  if (restoredFirst) writeFigureFiles(pyodide, runtime.snapshot.figureFiles, await libraries, sitePackages);
   if (!restoredFirst && !everything) {
     // From scratch after all: every wheel now (from the device's copy, if it was read and good).
     everything = loadEverything(keptWheels, true);

@@ -122,12 +122,13 @@ export async function readKeptPackages(access, preload, description) {
   return { wheels };
 }
 
-/** Every extension module's bytes in `wheels`, by path in site-packages (as unpackWheels' `libraries`). */
-export function listLibraries(wheels) {
+/** Every extension module's bytes in `wheels`, and those of the files `alsoFiles` names, by path in site-packages (as unpackWheels' `libraries`). */
+export function listLibraries(wheels, alsoFiles = []) {
   const libraries = new Map();
+  const also = new Set(alsoFiles);
   for (const wheel of wheels) {
     const dynlibs = new Set(wheel.dynlibs);
-    for (const { path, data } of wheel.files) if (dynlibs.has(path)) libraries.set(path, data);
+    for (const { path, data } of wheel.files) if (dynlibs.has(path) || also.has(path)) libraries.set(path, data);
   }
   return libraries;
 }

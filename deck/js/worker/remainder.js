@@ -8,12 +8,15 @@
 // fonts), the census, a module a cell imports for the first time, the
 // device's copies for the next visit and for use offline.
 //
-// Order: the wheels whose files figures read (snapshot.cellWheels) and the
-// dpdeck wheel first (a cell waits for them before it runs: `cellFiles`),
-// then the others and the standard library, at low priority. An import that
-// needs a file still on its way never fails: the finder below fetches that
-// wheel (or the zip) there and then, checks its SHA-256 and unpacks it,
-// before the import goes on; the download in the background then leaves it.
+// The files the first figure reads (matplotlib's fonts, snapshot.figureFiles)
+// come with the libraries, before «Python listo» (boot.js). Order: the dpdeck
+// wheel first (a cell waits for it before it runs: `cellFiles`), then the
+// others and the standard library, at low priority. An import that needs a
+// file still on its way never fails: the finder below fetches that wheel (or
+// the zip) there and then, checks its SHA-256 and unpacks it, before the
+// import goes on; the download in the background then leaves it. So does a
+// font matplotlib opens (another weight, the mathematical ones) before its
+// wheel is in.
 
 import { FORGET_LISTINGS_PY, forgetListings, installWheels, unpackWheel } from "./wheels.js";
 import { checkUrl } from "./netguard.js";
@@ -31,7 +34,9 @@ export const EMPTY_ZIP = new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array(18
 const FILES_ON_THEIR_WAY_PY = `${FORGET_LISTINGS_PY}
 import hashlib
 import io
+import os
 import sys
+import types
 import zipfile
 
 import js
@@ -54,6 +59,16 @@ class FilesOnTheirWay:
             if top in archive["imports"]:
                 self.fetch(archive)
         return None  # the regular finders find the module now
+
+    def wait_for_file(self, path):
+        """Un archivo de un paquete que aún no ha llegado (una fuente de matplotlib) se pide en el acto y se espera."""
+        prefix = self.site_packages.rstrip("/") + "/"
+        if not path.startswith(prefix) or os.path.exists(path):
+            return
+        top = path[len(prefix):].partition("/")[0]
+        for archive in list(self.pending.values()):
+            if top in archive["imports"]:
+                self.fetch(archive)
 
     def fetch(self, archive):
         request = js.XMLHttpRequest.new()
@@ -79,9 +94,56 @@ class FilesOnTheirWay:
         forget_listings()
 
 
+class Standing(types.ModuleType):
+    """Un módulo que responde como otro, salvo por lo que se le asigne."""
+
+    def __init__(self, real):
+        super().__init__(real.__name__)
+        self.__dict__["_real"] = real
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_real"], name)
+
+
+def wait_for_fonts(finder):
+    """Las fuentes de matplotlib que aún no han llegado se esperan, en vez de darse por perdidas.
+
+    font_manager comprueba con os.path.isfile la fuente que elige (si falta,
+    reconstruye su lista con las que hay y se queda sin las demás) y la abre
+    con ft2font.FT2Font: en ese módulo, y solo en él, ambos esperan antes al
+    archivo.
+    """
+    font_manager = sys.modules.get("matplotlib.font_manager")
+    if font_manager is None:
+        return
+
+    def wait(path):
+        if isinstance(path, (str, os.PathLike)):
+            finder.wait_for_file(os.fspath(path))
+
+    def isfile(path):
+        wait(path)
+        return os.path.isfile(path)
+
+    def open_font(filename, *args, **kwargs):
+        wait(filename)
+        return ft2font.FT2Font(filename, *args, **kwargs)
+
+    ft2font = font_manager.ft2font
+    paths = Standing(os.path)
+    paths.isfile = isfile
+    waiting_os = Standing(os)
+    waiting_os.path = paths
+    waiting_ft2font = Standing(ft2font)
+    waiting_ft2font.FT2Font = open_font
+    font_manager.os = waiting_os
+    font_manager.ft2font = waiting_ft2font
+
+
 def install_files_on_their_way(archives, site_packages):
     finder = FilesOnTheirWay(archives, site_packages)
     sys.meta_path.insert(0, finder)
+    wait_for_fonts(finder)
     return finder
 `;
 

@@ -72,8 +72,9 @@ function openFiles(FS) {
 // before the snapshot (and so placed again by every restore, which then needs
 // their files before «Python listo»); the others load when a cell first
 // imports their module, as in any Pyodide. `figureFiles`: the files drawing
-// the warm-up figure reads (matplotlib's fonts): a restored Python reads them
-// when it draws, so their wheels arrive before a cell runs.
+// the warm-up figure reads (matplotlib's fonts; not the folders its imports
+// list, whose modules a restored Python has in memory): a restored Python
+// reads them when it draws, so they come with the libraries, before «Python listo».
 async function probeWarmup(loadPyodide, modules, wheelFiles) {
   const { forgetListings, installWheels, unpackWheel } = modules.wheels;
   const { drawWarmupFigure, importWarm } = modules.warmup;
@@ -89,7 +90,9 @@ async function probeWarmup(loadPyodide, modules, wheelFiles) {
   const FS = pyodide.FS;
   const open = FS.open;
   FS.open = function recordOpen(where, ...rest) {
-    if (typeof where === "string" && where.startsWith(prefix)) figureFiles.add(where.slice(prefix.length));
+    if (typeof where === "string" && where.startsWith(prefix) && !isFolder(FS, where)) {
+      figureFiles.add(where.slice(prefix.length));
+    }
     return open.call(this, where, ...rest);
   };
   try {
@@ -105,6 +108,14 @@ async function probeWarmup(loadPyodide, modules, wheelFiles) {
   // Modules the figure imports are in the snapshot's memory: only data files count.
   const isModule = (file) => /\.(py|pyc|so)$/.test(file);
   return { libraries, figureFiles: [...figureFiles].filter((file) => !isModule(file)).sort() };
+}
+
+function isFolder(FS, where) {
+  try {
+    return FS.isDir(FS.stat(where).mode);
+  } catch {
+    return false;
+  }
 }
 
 function startPyodide(loadPyodide, makeSnapshot) {
