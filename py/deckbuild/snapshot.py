@@ -37,9 +37,10 @@ from .pyodide import ShippedPyodide, make_integrity
 from .wasmdata import MainData, read_main_data
 
 SNAPSHOT_FILE = "python-snapshot.bin"
-# What a restored boot needs of the wheels before «Python listo», alone: the libraries a restore places and the
-# files the first figure reads (matplotlib's fonts).
+# The libraries a restore places, alone: what a restored boot needs of the wheels before «Python listo».
 LIBRARIES_FILE = "python-libraries.zip"
+# The files the first figure reads (matplotlib's fonts), alone: what a cell waits for after «Python listo».
+FIGURE_FILES_FILE = "python-figure-files.zip"
 # The core files a restored boot downloads (the standard library's zip comes after «Python listo»).
 RESTORE_CORE = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "pyodide-lock.json")
 FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
@@ -72,16 +73,19 @@ class Snapshot:
     libraries: list[dict]   # [{file, path, memoryBase, tableBase, tableSize}] in load order
     table: dict             # {length, got}: the table of functions once they are placed (functiontable.js)
     main_data: dict         # {address, offset, size, integrity}: the interpreter's data, XOR-ed out of the file
-    libraries_file: str     # the libraries to place and the figure files, alone in one zip (relative to out/)
+    libraries_file: str     # the libraries to place, alone in one zip (relative to out/)
     libraries_integrity: str
-    figure_files: list[str]  # the files drawing a figure reads (paths in site-packages), in that zip too
+    figure_files: list[str]  # the files drawing a figure reads (paths in site-packages)
+    figure_files_file: str   # those files alone in one zip (relative to out/)
+    figure_files_integrity: str
     boot_bytes: int         # what a restored boot downloads before «Python listo»: core, libraries, snapshot
 
     def describe(self) -> dict:
         return {"file": self.file, "integrity": self.integrity, "size": self.memory_size,
                 "memoryIntegrity": self.memory_integrity, "libraries": self.libraries, "table": self.table,
                 "librariesFile": self.libraries_file, "librariesIntegrity": self.libraries_integrity,
-                "figureFiles": self.figure_files, "mainData": self.main_data}
+                "figureFiles": self.figure_files, "figureFilesFile": self.figure_files_file,
+                "figureFilesIntegrity": self.figure_files_integrity, "mainData": self.main_data}
 
 
 def list_wheels(out: Path, pyodide: ShippedPyodide, wheel: Path) -> list[Path]:
@@ -196,8 +200,8 @@ def take_snapshot(out: Path, pyodide: ShippedPyodide, wheel: Path, *, cache: Pat
     path, description = cached
     target = pyodide_folder / SNAPSHOT_FILE
     shutil.copyfile(path, target)
-    libraries = write_libraries(pyodide_folder / LIBRARIES_FILE, wheels,
-                                [entry["file"] for entry in description["libraries"]] + description["figureFiles"])
+    libraries = write_files(pyodide_folder / LIBRARIES_FILE, wheels, [entry["file"] for entry in description["libraries"]])
+    figure_files = write_files(pyodide_folder / FIGURE_FILES_FILE, wheels, description["figureFiles"])
     boot_bytes = sum((pyodide_folder / name).stat().st_size for name in RESTORE_CORE)
     return Snapshot(file=f"{pyodide_folder.name}/{SNAPSHOT_FILE}", integrity=make_integrity(hash_file(target)),
                     size=target.stat().st_size, memory_size=measure_inflated(target),
@@ -207,11 +211,13 @@ def take_snapshot(out: Path, pyodide: ShippedPyodide, wheel: Path, *, cache: Pat
                     libraries_file=f"{pyodide_folder.name}/{LIBRARIES_FILE}",
                     libraries_integrity=make_integrity(hash_file(libraries)),
                     figure_files=description["figureFiles"],
+                    figure_files_file=f"{pyodide_folder.name}/{FIGURE_FILES_FILE}",
+                    figure_files_integrity=make_integrity(hash_file(figure_files)),
                     boot_bytes=boot_bytes + libraries.stat().st_size + target.stat().st_size)
 
 
-def write_libraries(target: Path, wheels: list[Path], files: list[str]) -> Path:
-    """The `files` (paths in site-packages: the libraries, then the figure files), taken from the wheels, alone in one zip.
+def write_files(target: Path, wheels: list[Path], files: list[str]) -> Path:
+    """The `files` (paths in site-packages: the libraries, or the figure files), taken from the wheels, alone in one zip.
 
     Reproducible: fixed dates, deflated, in their order. A restored boot
     unpacks them (deck/js/worker/wheels.js) instead of the 15 MB of wheels

@@ -3,7 +3,7 @@
 A first visit restores Python from the snapshot with only the libraries the
 snapshot places; the wheels and the standard library come afterwards. These
 tests hold those downloads back and check that Python is ready without them,
-that a figure needs none of them (its fonts come with the libraries), that an
+that a figure needs none of them (its fonts come in a small zip), that an
 import or a font needing a file still on its way fetches it there and then, and that a damaged file is never
 half-used: Python starts from the full files, or the boot ends at once, and
 the page says so in one line of Spanish.
@@ -65,9 +65,10 @@ def test_python_is_ready_before_any_wheel_or_the_standard_library_arrives(new_de
     deck.wait_until_ready()
     timings = deck.python["timings"]
     assert timings["snapshot"]["used"] is True and timings["remainderLater"] is True
-    # Nothing of it was needed. First asked for: the dpdeck wheel (the census), which a cell waits for; the rest
-    # once it is in. matplotlib's fonts for a figure came with the libraries.
+    # Nothing of it was needed. First asked for: the files the first figure reads (matplotlib's fonts, alone in
+    # their small zip) and the dpdeck wheel (the census), which a cell waits for; the rest once they are in.
     assert "python-libraries.zip" in [name for _, name in held.passed]
+    assert "python-figure-files.zip" in [name for _, name in held.passed]
     assert any(file.endswith("DejaVuSans.ttf") for file in runtime["snapshot"]["figureFiles"])
     assert "cellWheels" not in runtime["snapshot"]
     for _ in range(50):

@@ -133,6 +133,20 @@ def test_encoding_xors_the_data_out_and_refuses_a_wrong_address():
         snapshots.encode_snapshot(bytearray(memory), MainData(0, bytes(memory[20:44])))
 
 
+def test_the_files_a_figure_reads_come_alone_in_their_own_zip(dist_dir):
+    """matplotlib's fonts, as the wheel holds them, without the folders the warm-up's imports listed."""
+    described = read_runtime(dist_dir)["snapshot"]
+    figure_files = described["figureFiles"]
+    assert "matplotlib/mpl-data/fonts/ttf/DejaVuSans.ttf" in figure_files
+    assert all(Path(file).suffix for file in figure_files), figure_files
+    shipped = dist_dir / described["figureFilesFile"]
+    assert described["figureFilesIntegrity"] == make_integrity(hash_file(shipped))
+    wheel = next(dist_dir.glob("pyodide/matplotlib-*.whl"))
+    with zipfile.ZipFile(shipped) as alone, zipfile.ZipFile(wheel) as whole:
+        assert alone.namelist() == figure_files
+        assert all(alone.read(name) == whole.read(name) for name in figure_files)
+
+
 def test_every_library_to_place_again_is_in_a_shipped_wheel_in_load_order(dist_dir):
     runtime = read_runtime(dist_dir)
     libraries = runtime["snapshot"]["libraries"]

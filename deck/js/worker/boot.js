@@ -322,24 +322,25 @@ async function fetchLibraries(description, baseUrl) {
 }
 
 // The files the first figure reads (matplotlib's fonts: runtime.json's
-// snapshot.figureFiles), written before «Python listo» from the libraries'
-// zip or the device's copy (`files`: {path in site-packages: bytes}), so a
-// figure never waits for matplotlib's wheel. One that is missing is fetched
-// with its wheel when a figure opens it (remainder.js, wait_for_fonts).
+// snapshot.figureFiles), written from the device's copy of the packages
+// (`files`: {path in site-packages: bytes}) before «Python listo». Whether
+// they all were; if not, they come in their own small zip right after it
+// (remainder.js), and a figure never waits for matplotlib's whole wheel.
 function writeFigureFiles(pyodide, figureFiles, files, sitePackages) {
-  for (const file of figureFiles || []) {
-    const data = files.get(file);
-    if (!data) continue;
+  const found = (figureFiles || []).map((file) => [file, files.get(file)]);
+  if (found.some(([, data]) => !data)) return false;
+  for (const [file, data] of found) {
     const path = `${sitePackages}/${file}`;
     pyodide.FS.mkdirTree(path.replace(/\/[^/]*$/, ""));
     pyodide.FS.writeFile(path, data);
   }
+  return true;
 }
 
 // What a restored Python gets after «Python listo» (remainder.js): the
 // wheels (the dpdeck wheel and the ones figures read first), the standard
 // library, and the finder that makes an import wait for them.
-function startRemainder(pyodide, runtime, baseUrl, sitePackages, keptWheels, packagesCopy) {
+function startRemainder(pyodide, runtime, baseUrl, sitePackages, keptWheels, packagesCopy, figureFilesWritten) {
   const stdlibTarget = pyodide.runPython("import sys\nnext(path for path in sys.path if path.endswith('.zip'))");
   const wheels = [
     { file: runtime.wheel, integrity: runtime.wheelIntegrity, imports: ["dpdeck"], forCells: true },
@@ -360,7 +361,12 @@ function startRemainder(pyodide, runtime, baseUrl, sitePackages, keptWheels, pac
   const finder = installFilesOnTheirWay(pyodide, archives, sitePackages);
   // Their modules are imported already: loaded, for a cell's loadPackage or micropip, before their files arrive.
   recordPackagesLoaded(pyodide, wheels.map((wheel) => wheel.url.pathname.slice(wheel.url.pathname.lastIndexOf("/") + 1)));
-  const remainder = bringRemainder({ pyodide, sitePackages, wheels, stdlib, finder });
+  const described = runtime.snapshot;
+  const figureFiles =
+    figureFilesWritten || !described.figureFilesFile
+      ? null
+      : { file: described.figureFilesFile, url: new URL(described.figureFilesFile, baseUrl), integrity: described.figureFilesIntegrity };
+  const remainder = bringRemainder({ pyodide, sitePackages, wheels, stdlib, finder, figureFiles });
   state.cellFiles = remainder.cellFiles;
   // Downloaded (not read from the device's copy): kept for the next boot once it has all arrived and Python is quiet.
   const preload = runtime.preload || [];
@@ -593,7 +599,8 @@ async function boot(base) {
 
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
   const restoredFirst = restored.used && remainderLater;
-  if (restoredFirst) writeFigureFiles(pyodide, runtime.snapshot.figureFiles, await libraries, sitePackages);
+  // From the device's copy, the figure files are here already; downloaded, they come right after «Python listo».
+  const figureFilesWritten = restoredFirst && writeFigureFiles(pyodide, runtime.snapshot.figureFiles, await libraries, sitePackages);
   if (!restoredFirst && !everything) {
     // From scratch after all: every wheel now (from the device's copy, if it was read and good).
     everything = loadEverything(keptWheels, true);
@@ -660,7 +667,10 @@ async function boot(base) {
     const reason = String(restored.error).split("\n")[0];
     timings.notice = `Python arrancó desde cero: su memoria guardada no se pudo usar (${reason}).`;
   }
-  if (restoredFirst) startRemainder(pyodide, runtime, baseUrl, sitePackages, await keptWheels.catch(() => null), packagesCopy);
+  if (restoredFirst) {
+    const keptList = await keptWheels.catch(() => null);
+    startRemainder(pyodide, runtime, baseUrl, sitePackages, keptList, packagesCopy, figureFilesWritten);
+  }
   return { result: { timings: { ...timings, packagesCopy: { ...packagesCopy } } } };
 }
 

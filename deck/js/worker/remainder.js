@@ -8,10 +8,10 @@
 // fonts), the census, a module a cell imports for the first time, the
 // device's copies for the next visit and for use offline.
 //
-// The files the first figure reads (matplotlib's fonts, snapshot.figureFiles)
-// come with the libraries, before «Python listo» (boot.js). Order: the dpdeck
-// wheel first (a cell waits for it before it runs: `cellFiles`), then the
-// others and the standard library, at low priority. An import that needs a
+// Order: the files the first figure reads (matplotlib's fonts,
+// snapshot.figureFilesFile: 0.7 MB instead of matplotlib's 8.7 MB wheel) and
+// the dpdeck wheel first (a cell waits for them before it runs:
+// `cellFiles`), then the others and the standard library, at low priority. An import that needs a
 // file still on its way never fails: the finder below fetches that wheel (or
 // the zip) there and then, checks its SHA-256 and unpacks it, before the
 // import goes on; the download in the background then leaves it. So does a
@@ -186,10 +186,13 @@ async function download(url, integrity, priority) {
  * looks for it. `wheels`: [{file, integrity, url, forCells, kept}] in order
  * (`kept`: the wheel unpacked from the device's copy, packagecopy.js, or
  * null); `stdlib`: {file, integrity, url, target} or null. `finder` is
- * installFilesOnTheirWay's. Returns {cellFiles, all}: promises of the wheels
+ * installFilesOnTheirWay's. `figureFiles`: {file, url, integrity} of the
+ * zip of files the first figure reads, or null (written already); one that
+ * does not arrive holds no cell up: a figure then fetches its fonts with
+ * matplotlib's wheel (wait_for_fonts). Returns {cellFiles, all}: promises of the wheels
  * cells wait for, and of every wheel unpacked, in order.
  */
-export function bringRemainder({ pyodide, sitePackages, wheels, stdlib, finder }) {
+export function bringRemainder({ pyodide, sitePackages, wheels, stdlib, finder, figureFiles = null }) {
   const install = async (file, unpacked, canOwn) => {
     if (!finder.claim(file)) return;
     await installWheels(pyodide, [unpacked], sitePackages, { loadLibraries: false, canOwn });
@@ -207,7 +210,15 @@ export function bringRemainder({ pyodide, sitePackages, wheels, stdlib, finder }
     return unpacked;
   };
   const forCells = wheels.map((wheel) => (wheel.forCells ? bring(wheel, "high") : null));
-  const cellFiles = Promise.all(forCells.filter(Boolean));
+  const figures = figureFiles
+    ? download(figureFiles.url, figureFiles.integrity, "high")
+        .then((bytes) => unpackWheel(bytes, displayPath(figureFiles.url)))
+        .then((unpacked) => installWheels(pyodide, [unpacked], sitePackages, { loadLibraries: false, recordPackages: false }))
+        .catch((error) => {
+          console.warn(`dpdeck: ${error.message}; una figura pedirá sus fuentes con matplotlib`);
+        })
+    : null;
+  const cellFiles = Promise.all([...forCells.filter(Boolean), figures]);
   const all = cellFiles
     .catch(() => {})
     .then(() => {
