@@ -1,10 +1,10 @@
-"""Pruebas del orden de la batería (tests/conftest.py): the longest tests start first, one share of them per worker."""
+"""Pruebas del orden de la batería (tests/suiteorder.py): the longest tests start first, one share of them per worker."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from conftest import spread_longest_tests
+from suiteorder import spread_longest_tests
 
 
 def make_item(name: str, *, engines: bool = False):

@@ -106,14 +106,17 @@ def make_clone(folder: Path, *, cache: Path | None = None) -> Path:
 
     node_modules is hard-linked (a test that changes a file there must replace it,
     not write into it), .venv is this one (the same lock), and the cache gets only
-    the verified downloads (content-addressed, re-hashed on every use): no
-    pre-rendered cell, no matplotlib state.
+    the verified downloads and the compressed copies (both content-addressed by
+    their input's SHA-256, re-hashed on every use; brotli and gzip of the same
+    bytes depend on nothing else): no pre-rendered cell, no matplotlib state,
+    no bytecode or snapshot taken in another environment.
     """
     shutil.copytree(ROOT, folder, ignore=shutil.ignore_patterns(*NOT_IN_A_CLONE), symlinks=True)
     shutil.copytree(ROOT / "node_modules", folder / "node_modules", copy_function=os.link, symlinks=True)
     (folder / ".venv").symlink_to(ROOT / ".venv", target_is_directory=True)
     cache = cache or folder / ".cache"
-    downloads = Path(os.environ.get("DPDECK_CACHE", ROOT / ".cache")) / "files"
-    if downloads.is_dir():
-        shutil.copytree(downloads, cache / "files", copy_function=os.link)
+    shared = Path(os.environ.get("DPDECK_CACHE", ROOT / ".cache"))
+    for kind in ("files", "compressed"):
+        if (shared / kind).is_dir():
+            shutil.copytree(shared / kind, cache / kind, copy_function=os.link)
     return folder

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import http.client
 import json
@@ -28,6 +29,12 @@ import pytest
 
 from deckbuild.follow import EVENTS_PATH, PUBLISH_PATH, FollowChannel, SlideError, new_key, parse_slide
 from dpdeck.classroom.protocol import FOLLOW
+
+
+def run_alone(coroutine):
+    """asyncio.run in a thread of its own (a browser test earlier in this worker leaves Playwright's loop running here)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 # ------------------------------------------------------------------ the channel
@@ -58,7 +65,7 @@ def test_only_the_key_is_accepted():
 def collect(listener, count: int, timeout: float = 5.0) -> list[bytes]:
     async def read():
         return [await asyncio.wait_for(listener.__anext__(), timeout) for _ in range(count)]
-    return asyncio.run(read())
+    return run_alone(read())
 
 
 def test_a_listener_gets_the_latest_slide_then_each_change_and_a_heartbeat_when_quiet():
@@ -80,7 +87,7 @@ def test_a_listener_gets_the_latest_slide_then_each_change_and_a_heartbeat_when_
         listener.close()
         return first, behind, woken, quiet
 
-    first, behind, woken, quiet = asyncio.run(scenario())
+    first, behind, woken, quiet = run_alone(scenario())
     assert first.startswith(f"retry: {FOLLOW['retryMs']}\n\n".encode())
     assert b'event: slide\ndata: {"h":1,"v":0,"f":-1,"seq":1}\n\n' in first
     assert behind == b'event: slide\ndata: {"h":3,"v":0,"f":0,"seq":3}\n\n'
@@ -111,7 +118,7 @@ def test_a_channel_serves_listeners_of_a_new_loop():
             asyncio.get_running_loop().call_later(0.05, channel.publish, {"h": 2, "v": 0, "f": -1})
             return await asyncio.wait_for(listener.__anext__(), 5)
 
-        assert b'"h":2' in asyncio.run(wake())
+        assert b'"h":2' in run_alone(wake())
         listener.close()
         channel.publish({"h": 1, "v": 0, "f": -1})
 
@@ -239,7 +246,7 @@ def test_a_stream_starts_at_the_latest_slide_and_outlasts_the_idle_limit(serve_d
         writer.close()
         return head, first, latest, changed
 
-    head, first, latest, changed = asyncio.run(scenario())
+    head, first, latest, changed = run_alone(scenario())
     assert head.startswith("HTTP/1.1 200")
     assert "content-type: text/event-stream" in head.lower()
     assert first == f"retry: {FOLLOW['retryMs']}\n\n".encode()
@@ -365,7 +372,7 @@ def test_sixty_streams_follow_thirty_changes_in_order(serve_deck):
             writer.close()
         return seen, to_all, to_each
 
-    seen, to_all, to_each = asyncio.run(scenario())
+    seen, to_all, to_each = run_alone(scenario())
     expected = [{"h": change, "v": change % 3, "f": -1, "seq": change + 1} for change in range(CHANGES)]
     assert all(slides == expected for slides in seen)
     assert wait_for_followers(channel, 0) == 0
