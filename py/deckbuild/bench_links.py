@@ -180,9 +180,16 @@ def start_class_server(dist: Path, mbit: float, stats_path: Path) -> tuple[subpr
     return process, f"http://127.0.0.1:{port}/"
 
 
-async def visit_as_student(browser, url: str, number: int, started: float) -> dict:
-    """One student's first visit, in a context of its own: until «Python listo» (or an error)."""
+async def visit_as_student(browser, contexts: list, url: str, number: int, started: float) -> dict:
+    """One student's first visit, in a context of its own (added to `contexts`): until «Python listo» (or an error).
+
+    What goes wrong is counted until then. The tab stays open, as a
+    student's does, until the class is over (run_class_visits): closing it
+    would cut the downloads that go on after «Python listo» short, which is
+    no student's problem.
+    """
     context = await browser.new_context(viewport=VIEWPORT)
+    contexts.append(context)
     await context.add_init_script(script=make_page_script("deck"))
     problems = []
     page = await context.new_page()
@@ -198,26 +205,30 @@ async def visit_as_student(browser, url: str, number: int, started: float) -> di
         ready_at = find_moment(bench, "ready")
         if ready_at is None:
             problems.append("Python no arrancó")
-        return {"student": number, "ready_s": None if ready_at is None else ready_at - started, "problems": problems,
-                "ready_at": ready_at}
+        return {"student": number, "ready_s": None if ready_at is None else ready_at - started,
+                "problems": list(problems), "ready_at": ready_at}
     except Exception as error:   # noqa: BLE001 — a student who never got there is a result, not a crash
         problems.append(f"{type(error).__name__}: {str(error).splitlines()[0]}")
-        return {"student": number, "ready_s": None, "problems": problems, "ready_at": None}
-    finally:
-        await context.close()
+        return {"student": number, "ready_s": None, "problems": list(problems), "ready_at": None}
 
 
-async def run_class_visits(url: str, students: int) -> list[dict]:
+async def run_class_visits(url: str, students: int, on_class_ready) -> list[dict]:
+    """Every student's visit at once; `on_class_ready()` once all are ready (or failed), before any tab closes."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(headless=True, args=CHROMIUM_ARGS,
                                                    executable_path=str(find_chromium()))
+        contexts: list = []
         try:
             started = time.time()
-            return await asyncio.gather(*(visit_as_student(browser, url, number, started)
-                                          for number in range(students)))
+            visits = await asyncio.gather(*(visit_as_student(browser, contexts, url, number, started)
+                                            for number in range(students)))
+            on_class_ready()
+            return visits
         finally:
+            for context in contexts:
+                await context.close()
             await browser.close()
 
 
@@ -229,8 +240,14 @@ def run_class(dist: Path, students: int, mbit: float) -> None:
         warm_server(url)
         print(f"\nUna clase: {students} primeras visitas a la vez a build.py serve por un enlace de {mbit:g} Mbit/s"
               f" (un Chromium, un contexto nuevo por estudiante). {read_load()}", flush=True)
+        def ask_for_stats() -> None:
+            # The server's numbers when the whole class is ready, before any tab closes.
+            process.stdin.write("stats\n")
+            process.stdin.flush()
+            process.stdout.readline()
+
         try:
-            visits = asyncio.run(run_class_visits(url, students))
+            visits = asyncio.run(run_class_visits(url, students, ask_for_stats))
         finally:
             process.stdin.close()
             process.wait(timeout=60)
@@ -243,7 +260,7 @@ def run_class(dist: Path, students: int, mbit: float) -> None:
         ("estudiantes con «Python listo»", f"{len(times)} de {students}"),
         ("todos listos", "—" if len(times) < students else f"{times[-1]:.1f} s"),
         ("el primero / la mediana", "—" if not times else f"{times[0]:.1f} s / {statistics.median(times):.1f} s"),
-        ("bytes servidos", megabytes(served["bytes"])),
+        ("bytes servidos hasta entonces", megabytes(served["bytes"])),
         ("peticiones", str(served["requests"])),
         ("memoria máxima del servidor", megabytes(served.get("peak_memory_bytes"))),
         ("respuestas 5xx / cortadas", f"{server_errors} / {responses.get('abandoned', 0)}"),

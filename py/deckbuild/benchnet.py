@@ -249,11 +249,12 @@ def compress_ahead(root: Path, server) -> None:
 # ---------------------------------------------------------------------------
 
 def serve_behind_link(root: Path, mbit: float, stats_path: Path) -> None:
-    """`build.py serve`'s server on root/ behind a `mbit` link, until stdin closes; then its numbers to stats_path.
+    """`build.py serve`'s server on root/ behind a `mbit` link, until stdin closes; its numbers to stats_path.
 
     Run as `python -m deckbuild.benchnet ROOT MBIT STATS.json`: the first line
-    it prints is the port. The numbers: requests, bytes sent, responses by
-    status and those cut short ("abandoned"), and the process's peak memory.
+    it prints is the port. The numbers (requests, bytes sent, responses by
+    status and those cut short ("abandoned"), the process's peak memory) are
+    written at each line read from stdin, and once more when stdin closes.
     """
     from .server import make_server   # the build's own server, as `build.py serve` starts it
 
@@ -262,11 +263,18 @@ def serve_behind_link(root: Path, mbit: float, stats_path: Path) -> None:
     thread = threading.Thread(target=server.serve_forever, name="class-server", daemon=True)
     thread.start()
     print(server.server_address[1], flush=True)
-    sys.stdin.read()   # until the benchmark closes it
+
+    def write_stats() -> None:
+        stats_path.write_text(json.dumps({**traffic.snapshot(), "responses": dict(server.stats),
+                                          "peak_memory_bytes": read_peak_memory()}), encoding="utf-8")
+
+    for _line in sys.stdin:   # the benchmark asks for the numbers so far; closing stdin ends the server
+        write_stats()
+        print("ok", flush=True)
     server.shutdown()
     server.server_close()
-    stats_path.write_text(json.dumps({**traffic.snapshot(), "responses": dict(server.stats),
-                                      "peak_memory_bytes": read_peak_memory()}), encoding="utf-8")
+    if not stats_path.exists():
+        write_stats()
 
 
 def read_peak_memory(pid: int | str = "self") -> int | None:

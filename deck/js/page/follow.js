@@ -73,6 +73,8 @@ async function channelOffered() {
   if (navigator.onLine === false) return false;
   try {
     const response = await fetch(deckBaseUrl, { method: "HEAD", cache: "no-store" });
+    // Read to its (empty) end: a response left unread is cancelled when it is collected, which the browser logs as a failure.
+    await response.arrayBuffer();
     return response.ok && response.headers.get(FOLLOW.availableHeader) !== null;
   } catch {
     return false;
