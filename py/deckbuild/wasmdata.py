@@ -39,7 +39,7 @@ class MainData:
 
 
 class WasmReader:
-    """Reads LEB128 numbers and names from a module's bytes, naming the file when they end too soon."""
+    """Reads unsigned LEB128 numbers and names from a module's bytes, naming the file when they end too soon."""
 
     def __init__(self, data: bytes, source: str, offset: int = 0):
         self.data, self.source, self.offset = data, source, offset
@@ -59,15 +59,6 @@ class WasmReader:
             shift += 7
             if byte < 0x80:
                 return value
-
-    def signed(self) -> int:
-        value = shift = 0
-        while True:
-            byte = self.byte()
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                return value - (1 << shift) if byte & 0x40 else value
 
     def take(self, size: int) -> bytes:
         if self.offset + size > len(self.data):
