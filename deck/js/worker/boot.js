@@ -338,8 +338,9 @@ function writeFigureFiles(pyodide, figureFiles, files, sitePackages) {
 }
 
 // What a restored Python gets after «Python listo» (remainder.js): the
-// wheels (the dpdeck wheel and the ones figures read first), the standard
-// library, and the finder that makes an import wait for them.
+// dpdeck wheel and the first figure's files (unless `figureFilesWritten`)
+// first, then the other wheels and the standard library, and the finder that
+// makes an import or a font wait for them.
 function startRemainder(pyodide, runtime, baseUrl, sitePackages, keptWheels, packagesCopy, figureFilesWritten) {
   const stdlibTarget = pyodide.runPython("import sys\nnext(path for path in sys.path if path.endswith('.zip'))");
   const wheels = [

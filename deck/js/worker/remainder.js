@@ -10,13 +10,13 @@
 //
 // Order: the files the first figure reads (matplotlib's fonts,
 // snapshot.figureFilesFile: 0.7 MB instead of matplotlib's 8.7 MB wheel) and
-// the dpdeck wheel first (a cell waits for them before it runs:
-// `cellFiles`), then the others and the standard library, at low priority. An import that needs a
-// file still on its way never fails: the finder below fetches that wheel (or
-// the zip) there and then, checks its SHA-256 and unpacks it, before the
-// import goes on; the download in the background then leaves it. So does a
-// font matplotlib opens (another weight, the mathematical ones) before its
-// wheel is in.
+// the dpdeck wheel first (a cell waits for them before it runs: `cellFiles`),
+// then the others and the standard library, at low priority. An import that
+// needs a file still on its way never fails: the finder below fetches that
+// wheel (or the zip) there and then, checks its SHA-256 and unpacks it,
+// before the import goes on; the download in the background then leaves it.
+// So does a font matplotlib opens (another weight, the mathematical ones)
+// before its wheel is in.
 
 import { FORGET_LISTINGS_PY, forgetListings, installWheels, unpackWheel } from "./wheels.js";
 import { checkUrl } from "./netguard.js";
@@ -189,8 +189,8 @@ async function download(url, integrity, priority) {
  * installFilesOnTheirWay's. `figureFiles`: {file, url, integrity} of the
  * zip of files the first figure reads, or null (written already); one that
  * does not arrive holds no cell up: a figure then fetches its fonts with
- * matplotlib's wheel (wait_for_fonts). Returns {cellFiles, all}: promises of the wheels
- * cells wait for, and of every wheel unpacked, in order.
+ * matplotlib's wheel (wait_for_fonts). Returns {cellFiles, all}: promises of
+ * what cells wait for, and of every wheel unpacked, in order.
  */
 export function bringRemainder({ pyodide, sitePackages, wheels, stdlib, finder, figureFiles = null }) {
   const install = async (file, unpacked, canOwn) => {
