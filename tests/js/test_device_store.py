@@ -58,10 +58,15 @@ const read = async (store, name) => {
 """
 
 
-def round_trip(device: str, **options) -> dict:
-    result = run_with_module(DEVICESTORE_JS, FAKE_STORAGE_JS + ROUND_TRIP_JS, json.dumps(device), json.dumps(options))
+def run_store_script(script: str, *arguments) -> dict:
+    """`script` run in node over devicestore.js and the stand-ins, its arguments as JSON; what it prints."""
+    result = run_with_module(DEVICESTORE_JS, FAKE_STORAGE_JS + script, *map(json.dumps, arguments))
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
+
+
+def round_trip(device: str, **options) -> dict:
+    return run_store_script(ROUND_TRIP_JS, device, options)
 
 
 def test_a_private_file_system_with_synchronous_handles_is_the_store():
@@ -143,9 +148,7 @@ const {storage, log} = fakeStorage(present ? {'copia.bin': Buffer.from('memoria'
 
 
 def open_copy(present: bool, **options) -> dict:
-    result = run_with_module(DEVICESTORE_JS, FAKE_STORAGE_JS + OPEN_JS, json.dumps(present), json.dumps(options))
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return run_store_script(OPEN_JS, present, options)
 
 
 def test_an_opening_the_browser_leaves_unanswered_is_asked_again_at_once_and_the_second_answers():
