@@ -105,17 +105,25 @@ export class FunctionTableMatcher {
   /** Runs `load()` (one library's loading, whose element segment fills [from, to) of `table`), matching its slots. */
   async library(table, from, to, load) {
     if (!this.needed) return load();
-    const instantiate = WebAssembly.instantiate;
+    const { instantiate, Instance } = WebAssembly;
+    const match = (instance) => {
+      this.matched += matchExportedFunctions(table, instance.exports, from, to, this.known);
+      return instance;
+    };
+    // The linker instantiates bytes with WebAssembly.instantiate, an already compiled module with `new Instance`.
     WebAssembly.instantiate = async (...args) => {
       const result = await instantiate.apply(WebAssembly, args);
-      const instance = result.instance || result;
-      this.matched += matchExportedFunctions(table, instance.exports, from, to, this.known);
+      match(result.instance || result);
       return result;
+    };
+    WebAssembly.Instance = function MatchedInstance(module, imports) {
+      return match(new Instance(module, imports));
     };
     try {
       return await load();
     } finally {
       WebAssembly.instantiate = instantiate;
+      WebAssembly.Instance = Instance;
     }
   }
 }
