@@ -169,3 +169,48 @@ def test_a_try_that_fails_decides_nothing_while_another_may_still_open_the_copy(
 def test_a_copy_no_try_opens_counts_as_absent():
     assert open_copy(True, lockedOpens=3) == {"found": None, "opens": 3}
     assert open_copy(True, silentOpens=3) == {"found": None, "opens": 3}
+
+
+# A database that never answers: its opening, or (opened) every request. The store is opened with a
+# give-up of 200 ms; a copy is asked for, written and removed; each answer and how long it took.
+SILENT_JS = r"""
+const {openDeviceStore} = deckModule.exports;
+const [options] = process.argv.slice(1).map(JSON.parse);
+const print = (value) => process.stdout.write(JSON.stringify(value));
+const {indexedDB, log} = fakeIndexedDB({}, options);
+const timed = async (action) => {
+  const started = Date.now();
+  try {
+    return {value: await action(), ms: Date.now() - started};
+  } catch (error) {
+    return {error: error.message, ms: Date.now() - started};
+  }
+};
+(async () => {
+  const opened = await timed(() => openDeviceStore(fakeWorkerScope({indexedDB}), {giveUpMs: 200}));
+  const store = opened.value;
+  const result = {store: store ? store.kind : null, openedMs: opened.ms};
+  if (store) {
+    result.read = await timed(() => store.open('copia.bin'));
+    result.write = await timed(() => store.write('copia.bin', [new Uint8Array(4)]));
+    result.remove = await timed(() => store.remove('copia.bin'));
+    result.aborted = log.filter((entry) => entry[0] === 'abort').length;
+  }
+  print(result);
+})().catch((error) => { console.error(error); process.exit(1); });
+"""
+
+
+def test_a_database_that_never_opens_leaves_the_device_without_a_store_once_given_up():
+    run = run_store_script(SILENT_JS, {"silentOpen": True})
+    assert run["store"] is None and 200 <= run["openedMs"] < 2000
+
+
+def test_requests_a_database_never_answers_are_given_up_and_their_transactions_aborted():
+    run = run_store_script(SILENT_JS, {"silentRequests": True})
+    assert run["store"] == "indexeddb"
+    # No copy (the boot downloads instead); a write or a removal says why.
+    assert run["read"]["value"] is None and 200 <= run["read"]["ms"] < 2000
+    for action in ("write", "remove"):
+        assert run[action]["error"] == "IndexedDB: sin respuesta en 0.2 s", run[action]
+    assert run["aborted"] == 3
