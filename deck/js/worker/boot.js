@@ -69,8 +69,8 @@ function takeOnRead(shared) {
 // file is asked for again after these pauses (ms) before the boot gives up.
 const JSON_RETRY_PAUSES_MS = [300, 1000, 3000];
 // An attempt that gets no whole answer in this long (ms) is abandoned and
-// counts as failed: a connection that hangs (a congested network, a browser
-// that leaves a new worker's request unanswered) is asked again too.
+// counts as failed: a connection that hangs (a congested network, a server
+// that stalls) is asked again too.
 const JSON_GIVE_UP_MS = 8000;
 
 async function fetchJson(url, what) {
@@ -88,7 +88,7 @@ async function fetchJson(url, what) {
 async function fetchJsonOnce(url, what) {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), JSON_GIVE_UP_MS);
-  const late = () => controller.signal.aborted ? `sin respuesta en ${JSON_GIVE_UP_MS / 1000} s` : null;
+  const late = () => (controller.signal.aborted ? `sin respuesta en ${JSON_GIVE_UP_MS / 1000} s` : null);
   let response;
   try {
     // The browser's own fetch: the counted one (downloads.js) would end the boot at the first failure.

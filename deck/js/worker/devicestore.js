@@ -17,11 +17,11 @@
 // machine), the device keeps nothing.
 
 const DATABASE = Object.freeze({ NAME: "dpdeck", VERSION: 1, STORE: "copias" });
-// A store that does not answer (a database left waiting on a transaction of a
-// worker ended mid-way, a file system that never opens) must not hold
-// Python's start: after this long (ms) an opening or a request counts as
-// failed, and the boot goes on without the device's copies. Ten seconds: a
-// 63 MB copy takes under one to read on a busy two-core laptop.
+// A store that does not answer (a database whose opening or request never
+// completes, a file system that never opens) must not hold Python's start:
+// after this long (ms) an opening or a request counts as failed, and the
+// boot goes on without the device's copies. Ten seconds: a 63 MB copy takes
+// under one to read on a busy two-core laptop.
 const STORE_GIVE_UP_MS = 10000;
 // Opening a kept file (FileStore.open): asked at these moments (ms) while no try has answered, every
 // try left open, and given up at OPEN_GIVE_UP_MS (Python then starts from the deck's files).
