@@ -172,7 +172,8 @@ def test_a_copy_no_try_opens_counts_as_absent():
 
 
 # A database that never answers: its opening, or (opened) every request. The store is opened with a
-# give-up of 200 ms; a copy is asked for, written and removed; each answer and how long it took.
+# give-up of 200 ms; a copy is asked for, then written; each answer and how long it took (a write still
+# unanswered after 400 ms is «pendiente»).
 SILENT_JS = r"""
 const {openDeviceStore} = deckModule.exports;
 const [options] = process.argv.slice(1).map(JSON.parse);
@@ -180,8 +181,9 @@ const print = (value) => process.stdout.write(JSON.stringify(value));
 const {indexedDB, log} = fakeIndexedDB({}, options);
 const timed = async (action) => {
   const started = Date.now();
+  const pending = new Promise((resolve) => setTimeout(() => resolve('pendiente'), 400));
   try {
-    return {value: await action(), ms: Date.now() - started};
+    return {value: await Promise.race([action(), pending]), ms: Date.now() - started};
   } catch (error) {
     return {error: error.message, ms: Date.now() - started};
   }
@@ -193,24 +195,23 @@ const timed = async (action) => {
   if (store) {
     result.read = await timed(() => store.open('copia.bin'));
     result.write = await timed(() => store.write('copia.bin', [new Uint8Array(4)]));
-    result.remove = await timed(() => store.remove('copia.bin'));
     result.aborted = log.filter((entry) => entry[0] === 'abort').length;
   }
   print(result);
+  process.exit(0);
 })().catch((error) => { console.error(error); process.exit(1); });
 """
 
 
 def test_a_database_that_never_opens_leaves_the_device_without_a_store_once_given_up():
     run = run_store_script(SILENT_JS, {"silentOpen": True})
-    assert run["store"] is None and 200 <= run["openedMs"] < 2000
+    assert run["store"] is None and 200 <= run["openedMs"] < 400
 
 
-def test_requests_a_database_never_answers_are_given_up_and_their_transactions_aborted():
+def test_a_read_the_database_never_answers_is_given_up_and_a_write_is_not():
     run = run_store_script(SILENT_JS, {"silentRequests": True})
     assert run["store"] == "indexeddb"
-    # No copy (the boot downloads instead); a write or a removal says why.
-    assert run["read"]["value"] is None and 200 <= run["read"]["ms"] < 2000
-    for action in ("write", "remove"):
-        assert run[action]["error"] == "IndexedDB: sin respuesta en 0.2 s", run[action]
-    assert run["aborted"] == 3
+    # No copy (the boot downloads instead), its transaction aborted; a write, which no boot waits on, takes its time.
+    assert run["read"]["value"] is None and 200 <= run["read"]["ms"] < 400
+    assert run["write"]["value"] == "pendiente"
+    assert run["aborted"] == 1

@@ -17,11 +17,11 @@
 // machine), the device keeps nothing.
 
 const DATABASE = Object.freeze({ NAME: "dpdeck", VERSION: 1, STORE: "copias" });
-// A store that does not answer (a database whose opening or request never
+// A store that does not answer (a database whose opening or read never
 // completes, a file system that never opens) must not hold Python's start:
-// after this long (ms) an opening or a request counts as failed, and the
-// boot goes on without the device's copies. Ten seconds: a 63 MB copy takes
-// under one to read on a busy two-core laptop.
+// after this long (ms) an opening or a read counts as failed, and the boot
+// goes on without the device's copies. Ten seconds: a 63 MB copy takes under
+// one to read on a busy two-core laptop.
 const STORE_GIVE_UP_MS = 10000;
 // Opening a kept file (FileStore.open): asked at these moments (ms) while no try has answered, every
 // try left open, and given up at OPEN_GIVE_UP_MS (Python then starts from the deck's files).
@@ -186,7 +186,8 @@ class DatabaseStore {
     this.giveUpMs = giveUpMs;
   }
 
-  request(mode, action) {
+  /** One transaction; `giveUp`: a request that gets no answer in the store's give-up time fails (aborted). */
+  request(mode, action, { giveUp = false } = {}) {
     let transaction;
     const done = new Promise((resolve, reject) => {
       transaction = this.database.transaction(DATABASE.STORE, mode);
@@ -195,6 +196,7 @@ class DatabaseStore {
       transaction.onerror = () => reject(transaction.error);
       transaction.onabort = () => reject(transaction.error || new Error("IndexedDB: transacción abortada"));
     });
+    if (!giveUp) return done;
     return giveUpAfter(done, this.giveUpMs, "IndexedDB").catch((error) => {
       // Given up: its locks go too, if the database ever gets to it.
       try {
@@ -208,7 +210,8 @@ class DatabaseStore {
 
   async open(name) {
     try {
-      const value = await this.request("readonly", (store) => store.get(name));
+      // What a boot waits on, so given up; writing (once Python is quiet) may take its time on a busy machine.
+      const value = await this.request("readonly", (store) => store.get(name), { giveUp: true });
       return value instanceof ArrayBuffer ? bytesAccess(new Uint8Array(value)) : null;
     } catch {
       return null;
