@@ -131,8 +131,7 @@ function fakeStorage(files = {}, {failWrite = false, withoutWritable = false, si
   return {storage: {getDirectory: async () => folder('')}, files, log};
 }
 
-// silentOpen: the database never answers its opening; silentRequests: no transaction ever completes.
-function fakeIndexedDB(records = {}, {failOpen = false, silentOpen = false, silentRequests = false} = {}) {
+function fakeIndexedDB(records = {}, {failOpen = false} = {}) {
   const log = [];
   const later = (action) => setTimeout(action, 0);
   const request = (produce) => {
@@ -154,11 +153,9 @@ function fakeIndexedDB(records = {}, {failOpen = false, silentOpen = false, sile
           log.push(['put', name, key, mode]);
           return request(() => { stores[name][key] = value instanceof ArrayBuffer ? value.slice(0) : value; });
         },
-        delete: (key) => { log.push(['delete', name, key]); return request(() => { delete stores[name][key]; }); },
       };
       transaction.objectStore = () => store;
-      transaction.abort = () => { log.push(['abort', name, mode]); };
-      if (!silentRequests) later(() => later(() => transaction.oncomplete && transaction.oncomplete()));
+      later(() => later(() => transaction.oncomplete && transaction.oncomplete()));
       return transaction;
     },
   };
@@ -166,7 +163,6 @@ function fakeIndexedDB(records = {}, {failOpen = false, silentOpen = false, sile
     open: (name, version) => {
       log.push(['open', name, version]);
       const asked = {};
-      if (silentOpen) return asked;
       later(() => {
         if (failOpen) { asked.error = new Error('sin IndexedDB'); asked.onerror(); return; }
         asked.result = database;

@@ -137,27 +137,6 @@ def test_the_wasm_module_is_code_cached_for_the_next_visit(browser, cells_url):
     assert size > 100_000, f"caché de código wasm: {size} bytes"
 
 
-def test_a_request_for_runtime_json_that_never_answers_is_abandoned_and_asked_again(new_deck, cells_url):
-    """A first request left hanging (a congested network, a browser that leaves a new worker's request
-    unanswered) does not hold Python for good: after 8 s (boot.js, JSON_GIVE_UP_MS) it is asked again."""
-    deck = new_deck()
-    held = []
-
-    def hold_the_first(route):
-        if held:
-            route.continue_()
-        else:
-            held.append(route)   # never answered
-
-    deck.page.route("**/runtime.json", hold_the_first)
-    deck.goto(cells_url + "?autorun=0")
-    deck.wait_until_ready()
-    assert len(held) == 1
-    assert deck.python["timings"]["runtime"] >= 8000
-    status, text = run_python(deck, "print(6 * 7)")
-    assert (status, text.strip()) == ("done", "42")
-
-
 # ----------------------------------------------------------------- memory snapshot
 
 # How many formulas matplotlib's mathtext has parsed and keeps: the warm-up figure's label is one.

@@ -68,10 +68,6 @@ function takeOnRead(shared) {
 // server has just closed) is no reason to leave Python unstarted: the small
 // file is asked for again after these pauses (ms) before the boot gives up.
 const JSON_RETRY_PAUSES_MS = [300, 1000, 3000];
-// An attempt that gets no whole answer in this long (ms) is abandoned and
-// counts as failed: a connection that hangs (a congested network, a server
-// that stalls) is asked again too.
-const JSON_GIVE_UP_MS = 8000;
 
 async function fetchJson(url, what) {
   for (let attempt = 0; ; attempt += 1) {
@@ -86,28 +82,21 @@ async function fetchJson(url, what) {
 }
 
 async function fetchJsonOnce(url, what) {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), JSON_GIVE_UP_MS);
-  const late = () => (controller.signal.aborted ? `sin respuesta en ${JSON_GIVE_UP_MS / 1000} s` : null);
   let response;
   try {
     // The browser's own fetch: the counted one (downloads.js) would end the boot at the first failure.
-    response = await nativeFetch(url, { signal: controller.signal });
+    response = await nativeFetch(url);
   } catch (error) {
-    clearTimeout(timer);
-    throw new Error(`No se pudo descargar ${what} (${url}): ${late() || error.message}`);
+    throw new Error(`No se pudo descargar ${what} (${url}): ${error.message}`);
   }
   // An answer the server gave on purpose (404…) will not change by asking again.
   if (!response.ok) {
-    clearTimeout(timer);
     throw Object.assign(new Error(`No se pudo descargar ${what} (${url}): HTTP ${response.status}`), { final: true });
   }
   try {
     return await response.json();
   } catch (error) {
-    throw new Error(`${what} (${url}) llegó incompleto o dañado: ${late() || error.message}`);
-  } finally {
-    clearTimeout(timer);
+    throw new Error(`${what} (${url}) llegó incompleto o dañado: ${error.message}`);
   }
 }
 

@@ -17,12 +17,6 @@
 // machine), the device keeps nothing.
 
 const DATABASE = Object.freeze({ NAME: "dpdeck", VERSION: 1, STORE: "copias" });
-// A store that does not answer (a database whose opening or read never
-// completes, a file system that never opens) must not hold Python's start:
-// after this long (ms) an opening or a read counts as failed, and the boot
-// goes on without the device's copies. Ten seconds: a 63 MB copy takes under
-// one to read on a busy two-core laptop.
-const STORE_GIVE_UP_MS = 10000;
 // Opening a kept file (FileStore.open): asked at these moments (ms) while no try has answered, every
 // try left open, and given up at OPEN_GIVE_UP_MS (Python then starts from the deck's files).
 const OPEN_ASKED_AT_MS = [0, 150, 1000];
@@ -170,48 +164,25 @@ class FileStore {
   }
 }
 
-/** `promise`, or a rejection saying `what` did not answer once `giveUpMs` have passed. */
-function giveUpAfter(promise, giveUpMs, what) {
-  let timer;
-  const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: sin respuesta en ${giveUpMs / 1000} s`)), giveUpMs);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
-
 class DatabaseStore {
-  constructor(database, giveUpMs) {
+  constructor(database) {
     this.kind = STORE_KIND.DATABASE;
     this.database = database;
-    this.giveUpMs = giveUpMs;
   }
 
-  /** One transaction; `giveUp`: a request that gets no answer in the store's give-up time fails (aborted). */
-  request(mode, action, { giveUp = false } = {}) {
-    let transaction;
-    const done = new Promise((resolve, reject) => {
-      transaction = this.database.transaction(DATABASE.STORE, mode);
+  request(mode, action) {
+    return new Promise((resolve, reject) => {
+      const transaction = this.database.transaction(DATABASE.STORE, mode);
       const request = action(transaction.objectStore(DATABASE.STORE));
       transaction.oncomplete = () => resolve(request.result);
       transaction.onerror = () => reject(transaction.error);
       transaction.onabort = () => reject(transaction.error || new Error("IndexedDB: transacción abortada"));
     });
-    if (!giveUp) return done;
-    return giveUpAfter(done, this.giveUpMs, "IndexedDB").catch((error) => {
-      // Given up: its locks go too, if the database ever gets to it.
-      try {
-        transaction.abort();
-      } catch {
-        // Finished or aborted already.
-      }
-      throw error;
-    });
   }
 
   async open(name) {
     try {
-      // What a boot waits on, so given up; writing (once Python is quiet) may take its time on a busy machine.
-      const value = await this.request("readonly", (store) => store.get(name), { giveUp: true });
+      const value = await this.request("readonly", (store) => store.get(name));
       return value instanceof ArrayBuffer ? bytesAccess(new Uint8Array(value)) : null;
     } catch {
       return null;
@@ -245,29 +216,24 @@ function hasSyncAccessHandles(scope) {
 
 /**
  * The device's store for this worker (`scope`: the worker's global, taken now),
- * or null where there is none (a private window that allows no storage…, or
- * one that does not answer within `giveUpMs`). Resolves once the store is
- * open; never rejects.
+ * or null where there is none (a private window that allows no storage…).
+ * Resolves once the store is open; never rejects.
  */
-export async function openDeviceStore(scope, { giveUpMs = STORE_GIVE_UP_MS } = {}) {
+export async function openDeviceStore(scope) {
   if (!scope.crypto || !scope.crypto.subtle) return null;
   const storage = scope.navigator && scope.navigator.storage;
   const indexedDB = scope.indexedDB;
   if (storage && typeof storage.getDirectory === "function" && hasSyncAccessHandles(scope)) {
     try {
-      return new FileStore(await giveUpAfter(storage.getDirectory(), giveUpMs, "el sistema de archivos privado"));
+      return new FileStore(await storage.getDirectory());
     } catch {
       // No private file system after all (some engines refuse it in private windows): try the database.
     }
   }
   if (indexedDB && typeof indexedDB.open === "function") {
-    const opening = openDatabase(indexedDB);
     try {
-      return new DatabaseStore(await giveUpAfter(opening, giveUpMs, "IndexedDB"), giveUpMs);
-    } catch (error) {
-      // Opened after all, too late: closed, so that it holds nothing.
-      opening.then((database) => database.close(), () => {});
-      console.warn(`dpdeck: el dispositivo no guarda copias (${error.message})`);
+      return new DatabaseStore(await openDatabase(indexedDB));
+    } catch {
       return null;
     }
   }
