@@ -431,28 +431,3 @@ def test_keeping_writes_the_snapshot_where_the_next_boot_looks_for_it():
 def test_a_write_the_storage_refuses_leaves_no_copy_and_says_why():
     run = run_snapshot_js(FAKE_STORAGE_JS + KEEP_JS, "true")
     assert run == {"error": "Error: sin espacio", "files": [], "log": [["aborted", *KEPT_PATH]]}
-
-
-# compileLibraries over real bytes: a tiny valid module, a damaged one, and one the wheels lack.
-COMPILE_JS = r"""
-const {compileLibraries} = deckModule.exports;
-const valid = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
-const damaged = new Uint8Array([0, 97, 115, 109, 9, 9]);
-const available = {'a.so': valid, 'b.so': damaged};
-const asked = [];
-const read = compileLibraries([{file: 'a.so'}, {file: 'b.so'}, {file: 'c.so'}], (file) => {
-  asked.push(file);
-  return available[file];
-});
-(async () => {
-  const [a, b] = [await read('a.so'), await read('b.so')];
-  print({asked, a: a instanceof WebAssembly.Module, b: b === damaged, c: read('c.so')});
-})();
-"""
-
-
-def test_the_libraries_are_compiled_as_soon_as_their_bytes_are_here():
-    run = run_snapshot_js(COMPILE_JS)
-    # Every library asked for at once, before any is placed; a damaged one is left as bytes, for
-    # placeLibraries to fail on as loading it would; one the wheels lack is missing (placeLibraries names it).
-    assert run == {"asked": ["a.so", "b.so", "c.so"], "a": True, "b": True, "c": None}

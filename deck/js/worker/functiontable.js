@@ -105,25 +105,17 @@ export class FunctionTableMatcher {
   /** Runs `load()` (one library's loading, whose element segment fills [from, to) of `table`), matching its slots. */
   async library(table, from, to, load) {
     if (!this.needed) return load();
-    const { instantiate, Instance } = WebAssembly;
-    const match = (instance) => {
-      this.matched += matchExportedFunctions(table, instance.exports, from, to, this.known);
-      return instance;
-    };
-    // The linker instantiates bytes with WebAssembly.instantiate, an already compiled module with `new Instance`.
+    const instantiate = WebAssembly.instantiate;
     WebAssembly.instantiate = async (...args) => {
       const result = await instantiate.apply(WebAssembly, args);
-      match(result.instance || result);
+      const instance = result.instance || result;
+      this.matched += matchExportedFunctions(table, instance.exports, from, to, this.known);
       return result;
-    };
-    WebAssembly.Instance = function MatchedInstance(module, imports) {
-      return match(new Instance(module, imports));
     };
     try {
       return await load();
     } finally {
       WebAssembly.instantiate = instantiate;
-      WebAssembly.Instance = Instance;
     }
   }
 }

@@ -89,32 +89,14 @@ export async function loadRecordingLibraries(pyodide, wheels, sitePackages) {
 }
 
 /**
- * The recorded libraries compiled, each as soon as its bytes are here and
- * all at once (the engine compiles off the worker's thread): a function
- * giving a library's compiled module (a promise) by its file, or its bytes
- * where compiling failed (placeLibraries then fails as loading them would),
- * or null for a file `readLibrary` does not have. Started while the snapshot
- * still arrives, so that placing a library only instantiates it.
- */
-export function compileLibraries(libraries, readLibrary) {
-  const compiled = new Map();
-  for (const { file } of libraries) {
-    const bytes = readLibrary(file);
-    if (bytes) compiled.set(file, WebAssembly.compile(bytes).catch(() => bytes));
-  }
-  return (file) => compiled.get(file) || null;
-}
-
-/**
  * Instantiates each recorded library again at its recorded addresses;
- * `readLibrary(file)` gives its bytes or its compiled module (or a promise of
- * either: compileLibraries). Run before the memory is restored. `matcher`
- * (functiontable.js) lays each library's slots out as V8 does.
+ * `readLibrary(file)` gives its bytes. Run before the memory is restored.
+ * `matcher` (functiontable.js) lays each library's slots out as V8 does.
  */
 export async function placeLibraries(Module, libraries, readLibrary, matcher = new FunctionTableMatcher()) {
   await withHandle(Module, async (handle) => {
     for (const { file, path, memoryBase, tableBase, tableSize = 0 } of libraries) {
-      const bytes = await readLibrary(file);
+      const bytes = readLibrary(file);
       if (!bytes) throw new SnapshotError(`falta ${file}, que la instantánea necesita`);
       Module.HEAPU8[handle + HANDLE.PLACED] = 1;
       Module.HEAPU32[(handle + HANDLE.MEMORY_BASE) >> 2] = memoryBase;
@@ -372,8 +354,6 @@ export async function restorePyodide({
   const started = performance.now();
   const timings = {};
   const since = (time) => Math.round(performance.now() - time);
-  const compiled = Promise.resolve(readLibraries).then((readLibrary) => compileLibraries(libraries, readLibrary));
-  compiled.catch(() => {});
   scope._createPyodideModule = async (settings) => {
     const matcher = new FunctionTableMatcher();
     matcher.watchMain(settings);
@@ -381,7 +361,7 @@ export async function restorePyodide({
     if (mainData) watchMainData(settings, mainData, written);
     const Module = await createModule(settings);
     timings.module = since(started);
-    const [source, readLibrary] = await Promise.all([ready, compiled]);
+    const [source, readLibrary] = await Promise.all([ready, readLibraries]);
     timings.waited = since(started) - timings.module;
     if (mainData && source === SNAPSHOT_SOURCE.DOWNLOAD) {
       const decoding = performance.now();
