@@ -79,13 +79,25 @@ def test_a_slow_run_keeps_the_figure_and_the_slide_text_in_place(new_deck, deck_
 
 
 def test_the_rerun_when_python_becomes_ready_moves_nothing(new_deck, deck_url):
-    deck = new_deck(deck_url + "index.html#/" + CELL_WITH_TEXT_AROUND)
+    deck = new_deck()
+    # Python's interpreter is held back until the layout is watched: a quick boot would otherwise be
+    # «listo» before the watching starts, and the rerun it causes would go unmeasured.
+    held = []
+    deck.page.context.route("**/pyodide/pyodide.asm.wasm", lambda route: held.append(route))
+    deck.goto(deck_url + "index.html#/" + CELL_WITH_TEXT_AROUND)
     deck.wait_for_cells_on_screen()
     cell = deck.cell(CELL_WITH_TEXT_AROUND)
     deck.page.evaluate("() => document.fonts.ready")
     deck.settle()
     assert deck.python_state in ("off", "loading")
     deck.watch_layout(cell.selector)
+    for _ in range(600):
+        if held:
+            break
+        deck.page.wait_for_timeout(100)
+    assert held, "la descarga de pyodide.asm.wasm no pasó por la ruta retenida"
+    for route in held:
+        route.continue_()
     deck.wait_for_python()
     deck.page.wait_for_function("selector => document.querySelector(selector).dataset.runs === '1'",
                                 arg=cell.selector, timeout=120_000)

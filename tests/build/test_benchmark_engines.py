@@ -58,3 +58,13 @@ def test_the_engine_option_leaves_chromium_s_benchmark_as_it_was():
     assert bench.parse_arguments(["--engine", "webkit", "--rounds", "2"]).engine == "webkit"
     with pytest.raises(SystemExit):
         bench.parse_arguments(["--engine", "presto"])
+
+
+def test_a_visit_line_says_where_its_boot_spent_its_time():
+    restored = visit(2_900, source="kept", store="indexeddb")
+    restored["timings"].update(runtime=35, core=1_480, warmup=260)
+    restored["timings"]["snapshot"].update(steps={"module": 910, "waited": 240, "libraries": 300},
+                                           marks={"keptFoundAt": 700, "keptCheckedAt": 1_010})
+    line = bench_engines.describe_visit(restored)
+    assert line.endswith("; runtime.json 35 ms, intérprete 1480 ms, calentamiento 260 ms, módulo 910 ms,"
+                         " espera 240 ms, bibliotecas 300 ms, copia hallada a 700 ms, copia comprobada a 1010 ms")
