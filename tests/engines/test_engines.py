@@ -107,6 +107,17 @@ COPIES_SETTLED = """
         const asked = Boolean((timings.snapshot && timings.snapshot.keep) || (timings.packagesCopy && timings.packagesCopy.keep));
         return !asked || python.stats.snapshotKept !== null; }
 """
+# Animations on the page that run for longer than LASTING_MS (or for ever), or null where the engine cannot
+# list them. Each frame of one costs the page's thread, and in WebKit a repaint of the page: a core taken
+# from Python's boot for as long as it lasts.
+LASTING_MS = 5000
+LASTING_ANIMATIONS = """
+(lastingMs) => typeof document.getAnimations !== 'function' ? null : document.getAnimations()
+  .filter((animation) => animation.playState === 'running' && animation.effect
+    && animation.effect.getComputedTiming().endTime > lastingMs)
+  .map((animation) => `${animation.animationName || animation.transitionProperty || 'animación'} en `
+    + `${animation.effect.target ? animation.effect.target.className || animation.effect.target.tagName : '?'}`)
+"""
 ENGINE_FEATURES = """
 () => ({crossOriginIsolated: window.crossOriginIsolated === true, sharedArrayBuffer: typeof SharedArrayBuffer === 'function',
         storage: Boolean(navigator.storage && navigator.storage.getDirectory), userAgent: navigator.userAgent})
@@ -217,6 +228,13 @@ def check_first_slide(run: EngineRun) -> str:
     expect(ink >= INK_SHARE, f"la ventana está casi vacía: {ink:.2%} de tinta (se esperaba ≥ {INK_SHARE:.1%})")
     run.facts["features"] = deck.evaluate(ENGINE_FEATURES)
     return f"«{heading['text']}», {ink:.1%} de tinta, letras {', '.join(sorted(fonts))}"
+
+
+def check_nothing_moves_for_long(run: EngineRun) -> str:
+    lasting = run.deck.evaluate(LASTING_ANIMATIONS, LASTING_MS)
+    expect(lasting is not None, "este motor no lista las animaciones de la página (document.getAnimations)")
+    expect(lasting == [], f"animaciones de más de {LASTING_MS / 1000:g} s en la página recién abierta: {lasting}")
+    return "ninguna animación larga"
 
 
 def check_navigation(run: EngineRun) -> str:
@@ -375,6 +393,8 @@ PRERENDERED = "figura pre-calculada"
 
 SCENARIO = (
     (FIRST, check_first_slide, ()),
+    # Before the first move, which ends reveal's own hint.
+    ("nada se mueve sin fin", check_nothing_moves_for_long, (FIRST,)),
     ("navegación (→ y el control «siguiente»)", check_navigation, (FIRST,)),
     ("fórmulas de KaTeX", check_katex, (FIRST,)),
     (PRERENDERED, check_prerendered_figure, (FIRST,)),

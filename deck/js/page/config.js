@@ -35,6 +35,10 @@ export default {
 
   controls: true,
   progress: true,
+  // No bouncing arrow until the first move: reveal's hint animates for 100 s
+  // after every load, and in Safari's engine each frame repaints the page,
+  // a core's worth of work taken from Python's boot. The arrows stay; H lists the keys.
+  controlsTutorial: false,
 
   // O / Esc shows every slide at once.
   overview: true,
