@@ -155,6 +155,7 @@ function fakeIndexedDB(records = {}, {failOpen = false} = {}) {
         },
       };
       transaction.objectStore = () => store;
+      transaction.commit = () => log.push(['commit', name, mode]);
       later(() => later(() => transaction.oncomplete && transaction.oncomplete()));
       return transaction;
     },

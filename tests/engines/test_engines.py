@@ -118,6 +118,22 @@ LASTING_ANIMATIONS = """
   .map((animation) => `${animation.animationName || animation.transitionProperty || 'animación'} en `
     + `${animation.effect.target ? animation.effect.target.className || animation.effect.target.tagName : '?'}`)
 """
+# Endless animations on the page that draw a new frame more often than every FRAME_MS, or null where the
+# engine cannot list them: one runs beside every running cell, and each of its frames is a repaint.
+FRAME_MS = 100
+QUICK_ENDLESS_ANIMATIONS = """
+(frameMs) => typeof document.getAnimations !== 'function' ? null : document.getAnimations()
+  .filter((animation) => animation.playState === 'running' && animation.effect
+    && animation.effect.getComputedTiming().endTime === Infinity)
+  .map((animation) => {
+    const effect = animation.effect;
+    const timing = getComputedStyle(effect.target, effect.pseudoElement || null).animationTimingFunction;
+    const steps = /steps\\((\\d+)/.exec(timing);
+    return {name: animation.animationName || 'animación', timing,
+            frameMs: steps ? effect.getComputedTiming().duration / Number(steps[1]) : 0};
+  })
+  .filter((found) => found.frameMs < frameMs)
+"""
 ENGINE_FEATURES = """
 () => ({crossOriginIsolated: window.crossOriginIsolated === true, sharedArrayBuffer: typeof SharedArrayBuffer === 'function',
         storage: Boolean(navigator.storage && navigator.storage.getDirectory), userAgent: navigator.userAgent})
@@ -307,6 +323,7 @@ def check_loop_stopped(run: EngineRun) -> str:
     boots = deck.python["stats"]["boots"]
     before = deck.click_run(LOOP_CELL)
     deck.wait_for_text(LOOP_CELL, LOOP_STARTED)
+    quick = deck.evaluate(QUICK_ENDLESS_ANIMATIONS, FRAME_MS)
     stopped_at = time.monotonic()
     deck.driver.click(f"{deck.cell_selector(LOOP_CELL)} [data-action=stop]")
     status = deck.wait_for_run(LOOP_CELL, before)
@@ -319,6 +336,10 @@ def check_loop_stopped(run: EngineRun) -> str:
     expect(output["status"] == "done", f"tras ■, {TEXT_CELL} terminó en «{output['status']}»")
     run.facts["stop"] = {"stoppedSeconds": round(stop_seconds, 2), "readySeconds": round(back_seconds, 2),
                          "restarted": restarted}
+    # Judged once the loop is stopped, so that a failure here leaves Python free for the checks after it.
+    expect(quick is not None, "este motor no lista las animaciones de la página (document.getAnimations)")
+    expect(quick == [], f"mientras corre la celda, animaciones sin fin de más de {1000 // FRAME_MS} cuadros por "
+                        f"segundo: {quick}")
     how = "reiniciando Python" if restarted else "interrumpiendo Python"
     return f"detenido en {stop_seconds:.2f} s ({how}); Python listo a los {back_seconds:.1f} s"
 

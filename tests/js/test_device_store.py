@@ -98,6 +98,10 @@ def test_without_a_private_file_system_the_copies_go_to_indexeddb(device):
     assert run["kind"] == "indexeddb" and run["error"] is None
     assert run["back"] == "memoria de Python" and run["missing"] is None
     assert ["put", "copias", "copia.bin", "readwrite"] in run["databaseLog"]
+    # A write is committed at once, never left open for the worker's thread to come back to.
+    log = run["databaseLog"]
+    assert log.index(["commit", "copias", "readwrite"]) == log.index(["put", "copias", "copia.bin", "readwrite"]) + 1
+    assert ["commit", "copias", "readonly"] not in log
     assert run["stored"] == ["copia.bin"]
 
 

@@ -174,6 +174,10 @@ class DatabaseStore {
     return new Promise((resolve, reject) => {
       const transaction = this.database.transaction(DATABASE.STORE, mode);
       const request = action(transaction.objectStore(DATABASE.STORE));
+      // Committed now, not when this thread next gets to its events: a cell
+      // may hold the thread (an endless loop), and a worker ended with a write
+      // still open left WebKit's database answering no later worker of the page.
+      if (mode === "readwrite" && typeof transaction.commit === "function") transaction.commit();
       transaction.oncomplete = () => resolve(request.result);
       transaction.onerror = () => reject(transaction.error);
       transaction.onabort = () => reject(transaction.error || new Error("IndexedDB: transacción abortada"));

@@ -162,6 +162,16 @@ async function answerKeep() {
     packages && (() => keepPackages(deviceStore, packages.data, packages.description)),
   ].filter(Boolean);
   if (!copies.length) return { result: { kept: false } };
+  const writing = writeCopies(copies);
+  state.writingCopies = writing;
+  try {
+    return await writing;
+  } finally {
+    if (state.writingCopies === writing) state.writingCopies = null;
+  }
+}
+
+async function writeCopies(copies) {
   // Each copy on its own: one the storage refuses does not stop the other.
   const reasons = [];
   for (const keep of copies) {
@@ -174,13 +184,23 @@ async function answerKeep() {
   return { result: reasons.length ? { kept: false, reason: reasons.join("; ") } : { kept: true } };
 }
 
+// Python runs nothing while a copy is being written to the device: a cell
+// holds this thread, and ■ may then end the worker with the write still open
+// (in WebKit, a database no later worker of the page could use again).
+function afterWritingCopies(answer) {
+  return async (payload) => {
+    if (state.writingCopies) await state.writingCopies;
+    return answer(payload);
+  };
+}
+
 const HANDLERS = {
   [REQUEST.BOOT]: answerBoot,
   [REQUEST.KEEP]: answerKeep,
-  [REQUEST.WARM]: answerWarm,
-  [REQUEST.RUN]: async (payload) => run(payload),
-  [REQUEST.CHECK]: async (payload) => check(payload),
-  [REQUEST.LAB]: async (payload) => lab(payload),
+  [REQUEST.WARM]: afterWritingCopies(answerWarm),
+  [REQUEST.RUN]: afterWritingCopies(run),
+  [REQUEST.CHECK]: afterWritingCopies(check),
+  [REQUEST.LAB]: afterWritingCopies(lab),
 };
 
 // Python starts loading now, not when the page gets round to asking ("../": the deck's folder).
