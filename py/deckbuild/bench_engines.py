@@ -244,11 +244,11 @@ BOOT_MARKS = (("keptFoundAt", "copia hallada"), ("keptCheckedAt", "copia comprob
 def describe_boot_steps(timings: dict) -> str:
     """«; runtime.json 40 ms, intérprete 1210 ms…»: where a visit's boot spent its time, or nothing."""
     snapshot = timings.get("snapshot") or {}
-    parts = [f"{label} {timings[key]} ms" for key, label in BOOT_STEPS if isinstance(timings.get(key), (int, float))]
-    parts += [f"{label} {(snapshot.get('steps') or {})[key]} ms" for key, label in RESTORE_STEPS
-              if isinstance((snapshot.get("steps") or {}).get(key), (int, float))]
-    parts += [f"{label} a {(snapshot.get('marks') or {})[key]} ms" for key, label in BOOT_MARKS
-              if isinstance((snapshot.get("marks") or {}).get(key), (int, float))]
+    parts = []
+    for found, names, form in ((timings, BOOT_STEPS, "{} {} ms"),
+                               (snapshot.get("steps") or {}, RESTORE_STEPS, "{} {} ms"),
+                               (snapshot.get("marks") or {}, BOOT_MARKS, "{} a {} ms")):
+        parts += [form.format(label, found[key]) for key, label in names if isinstance(found.get(key), (int, float))]
     return f"; {', '.join(parts)}" if parts else ""
 
 
