@@ -39,8 +39,6 @@ export const state = {
   // to be kept on the device (REQUEST.KEEP).
   snapshotToKeep: null,
   packagesToKeep: null,
-  // While they are being written (REQUEST.KEEP), a promise of the answer; Python runs nothing meanwhile.
-  writingCopies: null,
   // A restored Python's throwaway figure, until the page asks for it (REQUEST.WARM).
   figureToWarm: false,
   // The device's copies this boot read (their files' names): a boot that fails after using one forgets it.

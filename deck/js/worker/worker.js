@@ -26,6 +26,7 @@ import { blockedOwnFiles, installNetworkGuard, takeViolations } from "./netguard
 import { keepPackages } from "./packagecopy.js";
 import { keepSnapshot } from "./snapshot.js";
 import { drawThrowawayFigure } from "./warmup.js";
+import { WriteGate } from "./writegate.js";
 import { countFetches } from "./downloads.js";
 import { applyInterruptBuffer, failBoot, forgetUsedCopies, startBoot } from "./boot.js";
 import { afterViolations, check, lab, run, waitForCellFiles } from "./run.js";
@@ -162,13 +163,7 @@ async function answerKeep() {
     packages && (() => keepPackages(deviceStore, packages.data, packages.description)),
   ].filter(Boolean);
   if (!copies.length) return { result: { kept: false } };
-  const writing = writeCopies(copies);
-  state.writingCopies = writing;
-  try {
-    return await writing;
-  } finally {
-    if (state.writingCopies === writing) state.writingCopies = null;
-  }
+  return copyWrites.hold(writeCopies(copies));
 }
 
 async function writeCopies(copies) {
@@ -184,23 +179,16 @@ async function writeCopies(copies) {
   return { result: reasons.length ? { kept: false, reason: reasons.join("; ") } : { kept: true } };
 }
 
-// Python runs nothing while a copy is being written to the device: a cell
-// holds this thread, and ■ may then end the worker with the write still open
-// (in WebKit, a database no later worker of the page could use again).
-function afterWritingCopies(answer) {
-  return async (payload) => {
-    if (state.writingCopies) await state.writingCopies;
-    return answer(payload);
-  };
-}
+// Python runs nothing while a copy is being written to the device (writegate.js).
+const copyWrites = new WriteGate();
 
 const HANDLERS = {
   [REQUEST.BOOT]: answerBoot,
   [REQUEST.KEEP]: answerKeep,
-  [REQUEST.WARM]: afterWritingCopies(answerWarm),
-  [REQUEST.RUN]: afterWritingCopies(run),
-  [REQUEST.CHECK]: afterWritingCopies(check),
-  [REQUEST.LAB]: afterWritingCopies(lab),
+  [REQUEST.WARM]: copyWrites.after(answerWarm),
+  [REQUEST.RUN]: copyWrites.after(run),
+  [REQUEST.CHECK]: copyWrites.after(check),
+  [REQUEST.LAB]: copyWrites.after(lab),
 };
 
 // Python starts loading now, not when the page gets round to asking ("../": the deck's folder).
