@@ -16,13 +16,15 @@ from deckjs import run_with_module
 ROOT = Path(__file__).resolve().parents[2]
 WRITEGATE_JS = ROOT / "deck" / "js" / "worker" / "writegate.js"
 
-# Each scenario logs, in order, when a write starts and ends, when a request is
-# asked and when it is answered; writes end when the script says so.
+# Each scenario logs, in order, when a write ends («fin»), what the write
+# answered («guardada», «rechazada») and when a request is answered
+# («respuesta»); a write ends only when the script ends it, after waiting
+# `pause` milliseconds for anything that should not have happened to happen.
 SCENARIOS_JS = r"""
 const {WriteGate} = deckModule.exports;
 const [scenario] = process.argv.slice(1);
 const log = [];
-const turns = (count) => new Promise((resolve) => setTimeout(resolve, count));
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const write = (name, {fails = false} = {}) => {
   let settle;
   const promise = new Promise((resolve, reject) => { settle = () => (fails ? reject(new Error(name)) : resolve(name)); });
@@ -39,17 +41,17 @@ const write = (name, {fails = false} = {}) => {
     const kept = gate.hold(first.promise).then((value) => log.push(`guardada ${value}`),
                                              (error) => log.push(`rechazada ${error.message}`));
     held.push(run('celda'));
-    await turns(20);
+    await pause(20);
     let second = null;
     if (scenario === 'otra-escritura') {
       second = write('otra');
       gate.hold(second.promise);
       held.push(run('segunda'));
     }
-    await turns(20);
+    await pause(20);
     first.end();
     await kept;
-    await turns(20);
+    await pause(20);
     if (second) second.end();
   }
   await Promise.all(held);
