@@ -134,15 +134,35 @@ def browser(request):
         instance.close()
 
 
-def open_recording_page(browser, url: str | None = None, *, viewport=(1280, 720), **context_options):
+# After a first visit the deck's service worker stores its files and Python's (about 50 MB) for use
+# offline: some 3 core-seconds each time, on a machine whose two cores the suite keeps busy. Pages
+# block it unless their module is marked `service_worker` (the tests of the offline copy, of what it
+# serves and of what may reach it) or the test passes service_workers="allow".
+SERVICE_WORKER_MARK = "service_worker"
+# Playwright's block answers register() with nothing, which no browser does: a blocked page sees a
+# browser without service workers instead (the deck then keeps no offline copy, as it must there).
+WITHOUT_SERVICE_WORKERS = "delete Navigator.prototype.serviceWorker;"
+
+
+def service_workers_for(node) -> str:
+    """Playwright's `service_workers` option for pages opened by `node`'s tests: allow where marked, else block."""
+    return "allow" if node.get_closest_marker(SERVICE_WORKER_MARK) is not None else "block"
+
+
+def open_recording_page(browser, url: str | None = None, *, viewport=(1280, 720), service_workers="block",
+                        **context_options):
     """A fresh context and page that record what the tests look at.
 
     `page.requests`: every request URL (page and its workers);
     `page.console_errors`: console errors and uncaught exceptions;
     `page.warnings`: console warnings. Returns (context, page); the caller
-    closes the context.
+    closes the context. The deck's service worker is blocked unless
+    `service_workers="allow"`.
     """
-    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, **context_options)
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]},
+                                  service_workers=service_workers, **context_options)
+    if service_workers == "block":
+        context.add_init_script(WITHOUT_SERVICE_WORKERS)
     page = context.new_page()
     page.requests = []
     page.console_errors = []
@@ -158,10 +178,13 @@ def open_recording_page(browser, url: str | None = None, *, viewport=(1280, 720)
     return context, page
 
 
-@pytest.fixture(scope="session")
-def open_page(browser):
-    """Factory for fixtures wider than one test: open_page(url) → (context, page); see open_recording_page."""
-    return lambda url=None, **options: open_recording_page(browser, url, **options)
+@pytest.fixture(scope="module")
+def open_page(browser, request):
+    """Factory for fixtures wider than one test: open_page(url) → (context, page); see open_recording_page.
+
+    The deck's service worker runs only in modules marked `service_worker` (or when asked for)."""
+    default = service_workers_for(request.node)
+    return lambda url=None, **options: open_recording_page(browser, url, **{"service_workers": default, **options})
 
 
 @pytest.fixture

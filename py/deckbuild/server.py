@@ -56,6 +56,7 @@ import threading
 import time
 import urllib.parse
 from collections import Counter
+from collections.abc import Iterable
 from http import HTTPStatus
 from pathlib import Path
 
@@ -317,12 +318,34 @@ HEAD_TIMED_OUT = object()
 
 @dataclasses.dataclass(eq=False)
 class Connection:
-    """One client connection: where from, and since when it waits for a request (None: a request is being answered)."""
+    """One client connection: where from, since when it waits for a request (None: a request is being answered),
+    and whether the server is closing it (then it no longer counts against the limits)."""
 
     writer: asyncio.StreamWriter
     address: str
     waiting_since: float | None
-    closed_for_room: bool = False
+    closing: bool = False
+
+
+def find_room(connections: Iterable[Connection], address: str, limits: Limits) -> tuple[bool, Connection | None]:
+    """Whether a new connection from `address` may stay, and the one to close for it (None: no need, or none idle).
+
+    Past `max_connections` (or `max_per_address` for its address) the connection that has waited
+    longest for its next request makes room. Those already being closed (made room for, or answered
+    408) do not count: on a busy machine their tasks end a while later, and counting them would close
+    a client that has only just arrived.
+    """
+    staying = [connection for connection in connections if not connection.closing]
+    full = len(staying) >= limits.max_connections
+    address_full = (limits.max_per_address is not None
+                    and sum(connection.address == address for connection in staying) >= limits.max_per_address)
+    if not (full or address_full):
+        return True, None
+    candidates = [connection for connection in staying if connection.waiting_since is not None
+                  and (full or connection.address == address)]
+    if not candidates:
+        return False, None
+    return True, min(candidates, key=lambda connection: connection.waiting_since)
 
 
 class DeckServer(ServedFolder):
@@ -345,7 +368,6 @@ class DeckServer(ServedFolder):
         # Responses by kind ("200", "404"…) and those cut short ("abandoned"), for the benchmark and tests.
         self.stats: Counter = Counter()
         self._connections: dict[asyncio.Task, Connection] = {}
-        self._per_address: Counter = Counter()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._shutdown_requested = False
@@ -404,20 +426,12 @@ class DeckServer(ServedFolder):
 
     def _make_room(self, address: str) -> bool:
         """Whether a new connection from `address` may stay, closing the longest-waiting idle one if need be."""
-        limits = self.limits
-        full = len(self._connections) >= limits.max_connections
-        address_full = limits.max_per_address is not None and self._per_address[address] >= limits.max_per_address
-        if not (full or address_full):
-            return True
-        candidates = [connection for connection in self._connections.values() if connection.waiting_since is not None
-                      and (full or connection.address == address)]
-        if not candidates:
-            return False
-        oldest = min(candidates, key=lambda connection: connection.waiting_since)
-        oldest.waiting_since = None
-        oldest.closed_for_room = True
-        oldest.writer.transport.abort()
-        return True
+        allowed, to_close = find_room(self._connections.values(), address, self.limits)
+        if to_close is not None:
+            to_close.waiting_since = None
+            to_close.closing = True
+            to_close.writer.transport.abort()
+        return allowed
 
     async def _connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername") or ("", 0)
@@ -428,16 +442,12 @@ class DeckServer(ServedFolder):
         task = asyncio.current_task()
         connection = Connection(writer, address, time.monotonic())
         self._connections[task] = connection
-        self._per_address[address] += 1
         try:
             await self._converse(reader, writer, connection, (address, peer[1]))
         except (ConnectionError, TimeoutError, asyncio.IncompleteReadError, OSError):
             pass   # a client that goes away or stalls is no error of the server's
         finally:
             del self._connections[task]
-            self._per_address[address] -= 1
-            if not self._per_address[address]:
-                del self._per_address[address]
             writer.close()
 
     async def _converse(self, reader, writer, connection: Connection, client_address) -> None:
@@ -447,9 +457,10 @@ class DeckServer(ServedFolder):
             connection.waiting_since = time.monotonic()
             read = await self._read_head(reader)
             connection.waiting_since = None
-            if read is None or connection.closed_for_room:
+            if read is None or connection.closing:
                 return
             if read is HEAD_TIMED_OUT:
+                connection.closing = True
                 await self._send_bytes(writer, self._timeout_answer(client_address))
                 return
             head, complete = read

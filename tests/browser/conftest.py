@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from deckbuild.pipeline import build
-from deckpage import DeckPage
+from deckpage import NO_PYTHON, DeckPage
 
 FIXTURE_SLIDES = Path(__file__).with_name("fixture_slides")
 
@@ -46,8 +46,19 @@ def cells_plain_url(cells_dist, serve_folder):
 
 @pytest.fixture
 def new_deck(new_page):
-    """Factory: a fresh page (tests/conftest.py's new_page) as a DeckPage, optionally opened at `url`."""
-    return lambda url=None, **options: DeckPage(new_page(url, **options))
+    """Factory: a fresh page (tests/conftest.py's new_page) as a DeckPage, optionally opened at `url`.
+
+    `python=False`: the page's device chose not to download Python (deckpage.NO_PYTHON), for tests of
+    the slides alone; a boot they never look at would cost a core for seconds, its copies more.
+    """
+
+    def make(url=None, *, python=True, **options):
+        deck = DeckPage(new_page(None, **options))
+        if not python:
+            deck.page.add_init_script(NO_PYTHON)
+        return deck if url is None else deck.goto(url)
+
+    return make
 
 
 @pytest.fixture(scope="module")

@@ -52,11 +52,10 @@ def blocking(violations: list[dict]) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def audited(browser, deck_url, axe_source):
+def audited(open_page, deck_url, axe_source):
     """The lecture with axe-core injected (the page's policy bypassed for the test's script only)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 720}, bypass_csp=True)
-    page = context.new_page()
-    deck = DeckPage(page).goto(deck_url + "index.html?autorun=0")
+    context, page = open_page(deck_url + "index.html?autorun=0", bypass_csp=True)
+    deck = DeckPage(page)
     deck.wait_until_ready()
     deck.without_transitions()
     page.add_script_tag(path=axe_source)
@@ -174,7 +173,7 @@ FOCUSED = """() => {
 
 
 def test_tab_stops_on_the_code_and_goes_past_it_without_editing(new_deck, deck_url):
-    deck = new_deck(deck_url + "index.html?autorun=0#/codo")
+    deck = new_deck(deck_url + "index.html?autorun=0#/codo", python=False)
     deck.wait_for_cells_on_screen()
     page = deck.page
     cell = deck.cell("codo")
@@ -193,7 +192,7 @@ def test_tab_stops_on_the_code_and_goes_past_it_without_editing(new_deck, deck_u
 
 
 def test_enter_edits_tab_indents_and_esc_goes_back_to_the_run_button(new_deck, deck_url):
-    deck = new_deck(deck_url + "index.html?autorun=0#/codo")
+    deck = new_deck(deck_url + "index.html?autorun=0#/codo", python=False)
     deck.wait_for_cells_on_screen()
     page = deck.page
     cell = deck.cell("codo")

@@ -334,7 +334,7 @@ SLIDE_BOXES = """selector => Array.from(document.querySelector(selector).childre
 
 
 @pytest.mark.parametrize("hash_", ["", "#/hoja-de-ruta", "#/5"])
-def test_the_slide_is_painted_before_any_script_file_as_reveal_lays_it_out(new_page, deck_url, hash_):
+def test_the_slide_is_painted_before_any_script_file_as_reveal_lays_it_out(new_page, new_deck, deck_url, hash_):
     """Only the page's inline script runs (every .js file is refused), and the slide is
     already on screen, every block where reveal.js puts it once it has started."""
     page = new_page()
@@ -345,7 +345,7 @@ def test_the_slide_is_painted_before_any_script_file_as_reveal_lays_it_out(new_p
     page.evaluate("document.fonts.ready")
     before = page.evaluate(SLIDE_BOXES, ".reveal .slides > section.dp-first-paint-slide")
     assert len(before) >= 2
-    full = DeckPage(new_page(deck_url + "?autorun=0" + hash_))
+    full = new_deck(deck_url + "?autorun=0" + hash_, python=False)
     full.wait_for_reveal()
     full.page.wait_for_selector(".reveal.ready .slides > section.present", state="visible", timeout=30_000)
     full.page.evaluate("document.fonts.ready")

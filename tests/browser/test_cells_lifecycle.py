@@ -119,7 +119,7 @@ def test_restart_python_during_a_run_marks_its_output_and_keeps_edits(plain_live
 
 
 def test_edits_survive_a_reload_whatever_the_slide(new_deck, cells_url):
-    deck = new_deck(cells_url + "?autorun=0#/2")
+    deck = new_deck(cells_url + "?autorun=0#/2", python=False)
     deck.wait_for_cells_on_screen()
     editable, saludo = deck.cell("editable"), deck.cell("saludo")
     editable.click_editor()

@@ -437,7 +437,7 @@ ENGLISH_WORDS = re.compile(r"\b(Upcoming|Time|TIME|Notes|NOTES|Layout|Click|Rese
 
 
 def test_speaker_view_typesets_the_notes_math_and_speaks_spanish(new_deck, deck_url, artifacts_dir):
-    deck = new_deck(deck_url + "index.html?autorun=0")
+    deck = new_deck(deck_url + "index.html?autorun=0", python=False)
     deck.wait_for_reveal()
     index = deck.page.evaluate(SLIDE_WITH_MATH_NOTES)
     assert index >= 0, "ninguna diapositiva tiene fórmulas en sus notas"
@@ -514,7 +514,7 @@ ENGLISH_HELP = re.compile(r"\b(Keyboard|Shortcuts|KEY|ACTION|Next|Previous|Navig
 
 
 def test_reveals_help_and_pause_screens_are_readable_and_spanish(new_deck, deck_url, artifacts_dir):
-    deck = new_deck(deck_url + "index.html?autorun=0")
+    deck = new_deck(deck_url + "index.html?autorun=0", python=False)
     deck.wait_for_reveal()
     page = deck.page
     page.keyboard.press("Shift+Slash")  # «?»
@@ -562,7 +562,7 @@ GUTTER_AND_LINE_CENTRES = """
 
 
 def test_line_numbers_sit_on_their_code_lines(new_deck, deck_url):
-    deck = new_deck(deck_url + "index.html?autorun=0#/codo")
+    deck = new_deck(deck_url + "index.html?autorun=0#/codo", python=False)
     deck.wait_for_cells_on_screen()
     page = deck.page
     cell_id = page.evaluate("() => Reveal.getCurrentSlide().querySelector('.cell').dataset.cellId")

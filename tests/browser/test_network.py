@@ -26,6 +26,9 @@ import pytest
 from deckbuild.policy import compose_policy, policy_for_page
 from deckpage import DeckPage
 
+# The deck's service worker runs here (elsewhere it is blocked): it is one way a cell might try out.
+pytestmark = pytest.mark.service_worker
+
 # The start of a cell that makes a worker of its own (a blob: URL) trying the usual ways out.
 NESTED_WORKER_BLOB = (
     "import js\nfrom pyodide.ffi import to_js\n"

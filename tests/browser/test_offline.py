@@ -13,6 +13,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+# The deck's service worker runs here (elsewhere it is blocked): its requests stay on the server too.
+pytestmark = pytest.mark.service_worker
+
 PYTHON_READY_MS = 120_000
 CELL_DONE_MS = 60_000
 

@@ -156,7 +156,7 @@ ZOOMED = """() => {
 
 
 def test_z_shows_the_cell_large_and_esc_puts_it_back(new_deck, deck_url, artifacts_dir):
-    deck = new_deck(deck_url + "index.html?autorun=0#/codo", viewport=(1024, 768))
+    deck = new_deck(deck_url + "index.html?autorun=0#/codo", viewport=(1024, 768), python=False)
     deck.wait_for_cells()
     deck.without_transitions()
     page = deck.page
@@ -299,7 +299,7 @@ DECK_KEY_ACTIONS = ["Esta ayuda", "En una celda: ejecutarla", "Detener las celda
 
 @pytest.mark.parametrize("key", ["F1", "h"])
 def test_help_opens_with_f1_and_h_and_lists_the_decks_keys(new_deck, deck_url, key):
-    deck = new_deck(deck_url + "index.html?autorun=0#/codo")
+    deck = new_deck(deck_url + "index.html?autorun=0#/codo", python=False)
     deck.wait_for_cells()
     page = deck.page
     slide = deck.slide_index
@@ -362,7 +362,7 @@ INDEX = """() => {
 
 
 def test_the_menu_lists_chapters_searches_and_shares_the_current_slide(new_deck, deck_url):
-    deck = new_deck(deck_url + "index.html?autorun=0#/codo")
+    deck = new_deck(deck_url + "index.html?autorun=0#/codo", python=False)
     deck.wait_for_cells()
     deck.without_transitions()
     page = deck.page

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pytest
 
-from deckpage import DeckPage
+from deckpage import NO_PYTHON, DeckPage
 from dpdeck import figure_style
 from dpdeck.classroom.cellrun import FIGURE_DPI
 from test_boot import SLIDE_BOXES
@@ -119,7 +119,8 @@ def walk(deck) -> tuple[dict, dict, tuple[int, int], dict, dict]:
 
 
 def open_deck(new_deck, deck_url, viewport, query="?autorun=0"):
-    deck = new_deck(deck_url + "index.html" + query, viewport=viewport)
+    """The lecture's slides alone (this device chose not to download Python): code sizes are the page's."""
+    deck = new_deck(deck_url + "index.html" + query, viewport=viewport, python=False)
     deck.wait_for_cells()
     deck.page.evaluate("() => document.fonts.ready.then(() => true)")
     deck.without_transitions()
@@ -133,11 +134,13 @@ def summary(sizes: dict) -> str:
 
 
 @pytest.fixture(scope="module")
-def projector(browser, deck_url, artifacts_dir):
-    """The whole lecture walked once at 1024×768, with a screenshot of each slide that has a figure."""
-    context = browser.new_context(viewport={"width": PROJECTOR[0], "height": PROJECTOR[1]})
-    deck = DeckPage(context.new_page())
-    deck.goto(deck_url + "index.html?autorun=0")
+def projector(open_page, deck_url, artifacts_dir):
+    """The whole lecture walked once at 1024×768, with a screenshot of each slide that has a figure.
+
+    Its slides alone, as built (this device chose not to download Python)."""
+    context, page = open_page(viewport=PROJECTOR)
+    page.add_init_script(NO_PYTHON)
+    deck = DeckPage(page).goto(deck_url + "index.html?autorun=0")
     deck.wait_for_cells()
     deck.page.evaluate("() => document.fonts.ready.then(() => true)")
     deck.without_transitions()
@@ -254,7 +257,7 @@ def test_the_presenter_changes_the_code_size_with_keys_and_it_is_remembered(new_
 
 
 @pytest.mark.parametrize("viewport", [PROJECTOR, (390, 844)], ids=["proyector-4-3", "telefono"])
-def test_the_first_paint_has_the_shape_reveal_then_gives(new_page, deck_url, viewport):
+def test_the_first_paint_has_the_shape_reveal_then_gives(new_page, new_deck, deck_url, viewport):
     """Before any script file runs, the slide is painted in the layout the window gets (a taller
     slide on 4:3, a page on a phone), every block where it stays once reveal.js has started."""
     page = new_page(viewport=viewport)
@@ -263,7 +266,7 @@ def test_the_first_paint_has_the_shape_reveal_then_gives(new_page, deck_url, vie
     page.wait_for_selector(".reveal .slides > section.dp-first-paint-slide", state="visible", timeout=10_000)
     page.evaluate("document.fonts.ready")
     before = page.evaluate(SLIDE_BOXES, ".reveal .slides > section.dp-first-paint-slide")
-    full = DeckPage(new_page(deck_url + "?autorun=0#/hoja-de-ruta", viewport=viewport))
+    full = new_deck(deck_url + "?autorun=0#/hoja-de-ruta", viewport=viewport, python=False)
     full.wait_for_reveal()
     full.page.wait_for_selector(".reveal.ready .slides > section.present", state="visible", timeout=30_000)
     full.page.evaluate("document.fonts.ready")

@@ -83,7 +83,7 @@ SLIDE_BOX = """(selector) => { const box = document.querySelector(selector).clos
 
 
 def open_lecture(new_deck, deck_url, viewport):
-    deck = new_deck(deck_url + "index.html?autorun=0", viewport=viewport)
+    deck = new_deck(deck_url + "index.html?autorun=0", viewport=viewport, python=False)
     deck.wait_for_cells()
     deck.page.evaluate("() => document.fonts.ready.then(() => true)")
     deck.without_transitions()

@@ -36,6 +36,9 @@ from deckbuild.pipeline import build
 from deckbuild.server import make_server
 from deckpage import DeckPage
 
+# The deck's service worker runs here (elsewhere it is blocked): the offline copy is this module's subject.
+pytestmark = pytest.mark.service_worker
+
 FIXTURE_SLIDES = Path(__file__).with_name("fixture_slides")
 OFFLINE_READY_MS = 120_000
 

@@ -22,6 +22,9 @@ import pytest
 
 from deckpage import DeckPage
 
+# The deck's service worker runs here (elsewhere it is blocked): its Cache Storage copy is out of a cell's reach.
+pytestmark = pytest.mark.service_worker
+
 BLOCKED = "Bloqueado:"
 NOTHING_KEPT = "no guardan nada en el navegador"
 BLOB_WORKER = (

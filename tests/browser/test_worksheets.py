@@ -22,6 +22,9 @@ import pytest
 from deckpage import NO_PYTHON, DeckPage
 from test_service_worker import Server, wait_offline
 
+# The deck's service worker runs here (elsewhere it is blocked): the worksheets download from its copy offline.
+pytestmark = pytest.mark.service_worker
+
 FLAVOURS = ("student", "solution")
 TEXTS = {"student": "Ejercicios (.ipynb)", "solution": "Soluciones (.ipynb)"}
 

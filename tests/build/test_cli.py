@@ -18,9 +18,10 @@ from deck_fixtures import ROOT, write_deck
 sys.path.insert(0, str(ROOT))
 import build  # noqa: E402  (standard library only at import time)
 
-# A browser test module and a module without browser tests.
+# A browser test module and a module without browser tests: a quick one, with no clocks or sockets
+# to be upset by the rest of the suite running beside it.
 BROWSER_TESTS = "tests/browser/test_offline.py"
-OTHER_TESTS = "tests/build/test_server.py"
+OTHER_TESTS = "tests/test_suite_order.py"
 
 
 def test_command_line_keeps_pytest_arguments():

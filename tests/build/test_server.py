@@ -22,7 +22,7 @@ import pytest
 from deckbuild import serve as serve_module
 from deckbuild import server as server_module
 from deckbuild.policy import compose_policy, find_inline_scripts, hash_script
-from deckbuild.server import Limits, make_server
+from deckbuild.server import Connection, Limits, find_room, make_server
 
 
 @pytest.fixture
@@ -439,6 +439,29 @@ def test_slow_clients_cannot_lock_out_the_others(tmp_path):
             connection.close()
         server.shutdown()
         server.server_close()
+
+
+def idle_connection(address: str, waiting_since: float, *, closing: bool = False) -> Connection:
+    return Connection(writer=None, address=address, waiting_since=waiting_since, closing=closing)
+
+
+def test_room_is_made_by_the_longest_waiting_and_those_being_closed_do_not_count():
+    limits = Limits(max_connections=3)
+    first, second, third = (idle_connection("10.0.0.1", since) for since in (1.0, 2.0, 3.0))
+    answering = Connection(writer=None, address="10.0.0.1", waiting_since=None)
+    assert find_room([first, second], "10.0.0.2", limits) == (True, None)
+    assert find_room([second, first, third], "10.0.0.2", limits) == (True, first)
+    # Every place taken by a connection being answered: the newcomer is turned away.
+    assert find_room([answering] * 3, "10.0.0.2", limits) == (False, None)
+    # Two already closed for room (their tasks not ended yet) leave room: the client just arrived is not closed.
+    gone = [idle_connection("10.0.0.1", since, closing=True) for since in (0.1, 0.2)]
+    assert find_room([*gone, answering, third], "10.0.0.2", limits) == (True, None)
+    # Per address: only that address's connections count, and only they make room.
+    per_address = Limits(max_per_address=2)
+    other = idle_connection("10.0.0.9", 0.5)
+    assert find_room([other, second, third], "10.0.0.1", per_address) == (True, second)
+    assert find_room([other, second, idle_connection("10.0.0.1", 0.2, closing=True)], "10.0.0.1",
+                     per_address) == (True, None)
 
 
 def test_one_address_cannot_hold_every_connection(tmp_path):
