@@ -27,7 +27,7 @@ import pytest
 
 from deckbuild.follow import FollowChannel, new_key
 from deckbuild.server import make_server
-from deckpage import NO_PYTHON, DeckPage
+from deckpage import DeckPage
 from dpdeck.classroom.protocol import FOLLOW
 
 FOLLOW_SEGMENT = FOLLOW["events"].split("/")[0]
@@ -49,8 +49,7 @@ def classroom(cells_dist):
 
 def open_deck(new_deck, url: str) -> DeckPage:
     """The deck at `url`, once the page has had the answer to its one HEAD request (whether to offer following)."""
-    deck = new_deck()
-    deck.page.add_init_script(NO_PYTHON)
+    deck = new_deck(python=False)
     with deck.page.expect_response(lambda response: response.request.method == "HEAD", timeout=30_000):
         deck.goto(url)
     deck.wait_for_reveal()

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import pytest
 
-from deckpage import NO_PYTHON, RUN_TIMEOUT_MS, DeckPage
+from deckpage import RUN_TIMEOUT_MS, DeckPage
 
 PHONE = {"viewport": (390, 844), "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
 TABLET = {"viewport": (820, 1180), "is_mobile": True, "has_touch": True}
@@ -136,9 +136,7 @@ def chip_problems(chip: dict) -> list[str]:
 
 def open_screen(new_deck, deck_url, device: dict, where: str = "", *, python: bool = True) -> DeckPage:
     options = {key: value for key, value in device.items() if key != "viewport"}
-    deck = new_deck(viewport=device["viewport"], **options)
-    if not python:
-        deck.page.add_init_script(NO_PYTHON)
+    deck = new_deck(viewport=device["viewport"], python=python, **options)
     deck.goto(deck_url + "index.html?autorun=0" + where)
     deck.wait_for_reveal()
     deck.wait_for_cells_on_screen()

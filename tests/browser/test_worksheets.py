@@ -19,7 +19,7 @@ import shutil
 import nbformat
 import pytest
 
-from deckpage import NO_PYTHON, DeckPage
+from deckpage import DeckPage
 from test_service_worker import Server, wait_offline
 
 # The deck's service worker runs here (elsewhere it is blocked): the worksheets download from its copy offline.
@@ -91,8 +91,7 @@ def test_after_one_visit_the_worksheets_download_with_the_server_gone(new_deck, 
     chapters = chapters_of(folder)
     server = Server(folder, plain=True)
     try:
-        deck = new_deck()
-        deck.page.add_init_script(NO_PYTHON)
+        deck = new_deck(python=False)
         deck.goto(server.url + "?autorun=0")
         deck.wait_for_cells()
         wait_offline(deck, python=False)
