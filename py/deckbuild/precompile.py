@@ -18,6 +18,7 @@ in the shipped lock and the manifest.
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import hashlib
 import json
@@ -129,7 +130,7 @@ def run_compiler(archives: list[Archive], outputs: dict[str, Path], *, pyodide_f
 def compile_archives(archives: list[Archive], *, lock: dict | None = None,
                      package_files: dict[str, Path] | None = None, pyodide_folder: Path | None = None,
                      cache: Path | None = None) -> dict[str, Path]:
-    """Compiled copies of the archives, by file name: from the cache, or compiled now in one go.
+    """Compiled copies of the archives, by file name: from the cache, or compiled now, one group per core.
 
     `lock` and `package_files` (file name → verified original) are what the
     compiling Pyodide loads to build matplotlib's font list.
@@ -152,13 +153,33 @@ def compile_archives(archives: list[Archive], *, lock: dict | None = None,
     with tempfile.TemporaryDirectory(prefix="compilando-", dir=cache) as folder:
         scratch = Path(folder)
         outputs = {archive.file_name: scratch / f"salida-{archive.file_name}" for archive, _ in missing}
-        report = run_compiler([archive for archive, _ in missing], outputs, pyodide_folder=pyodide_folder,
-                              lock=lock, package_files=package_files or {}, scratch=scratch)
-        for (archive, entry), outcome in zip(missing, report["results"]):
-            if archive.font_list and not outcome["fontList"]:
+        groups = split_by_size([archive for archive, _ in missing], os.cpu_count() or 1)
+
+        def compile_group(number: int) -> dict:
+            return run_compiler(groups[number], outputs, pyodide_folder=pyodide_folder, lock=lock,
+                                package_files=package_files or {}, scratch=ensure_dir(scratch / f"grupo-{number}"))
+
+        # One Node process per group, side by side: each archive's bytecode depends only on it.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(groups)) as pool:
+            reports = list(pool.map(compile_group, range(len(groups))))
+        outcomes = {archive.file_name: outcome for group, report in zip(groups, reports)
+                    for archive, outcome in zip(group, report["results"])}
+        for archive, entry in missing:
+            if archive.font_list and not outcomes[archive.file_name]["fontList"]:
                 raise BuildError(f"{archive.file_name}: no tiene matplotlib/fontlist.json que reemplazar")
             results[archive.file_name] = store_compiled(entry, archive.file_name, outputs[archive.file_name])
     return results
+
+
+def split_by_size(archives: list[Archive], count: int) -> list[list[Archive]]:
+    """At most `count` non-empty groups of about equal bytes (largest archive first, into the lightest group)."""
+    groups: list[list[Archive]] = [[] for _ in range(max(1, min(count, len(archives))))]
+    weights = [0] * len(groups)
+    for archive in sorted(archives, key=lambda archive: archive.path.stat().st_size, reverse=True):
+        lightest = weights.index(min(weights))
+        groups[lightest].append(archive)
+        weights[lightest] += archive.path.stat().st_size
+    return groups
 
 
 def compile_pyodide(pyodide: PyodideFiles) -> PyodideFiles:

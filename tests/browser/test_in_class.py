@@ -298,9 +298,11 @@ def test_a_student_on_a_touch_screen_gets_python_in_one_tap_and_does_an_exercise
 
 # The element with the focus: what it is, whether it shows, and where.
 FOCUSED = """
-() => {
+async () => {
   const e = document.activeElement;
   if (!e || e === document.body) return null;
+  // What focus fades in (a cell's copy button, 0.15 s) is judged as a keyboard user sees it, faded in.
+  await Promise.all(e.getAnimations().map((animation) => animation.finished.catch(() => null)));
   const rect = e.getBoundingClientRect();
   const slide = e.closest('.reveal .slides > section');
   return {

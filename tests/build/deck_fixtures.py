@@ -101,7 +101,7 @@ NOT_IN_A_CLONE = (".git", ".venv", "node_modules", ".cache", "dist", "dist.*", "
                   ".pytest_cache", "*.egg-info")
 
 
-def make_clone(folder: Path, *, cache: Path | None = None) -> Path:
+def make_clone(folder: Path, *, cache: Path | None = None, also_reused: tuple[str, ...] = ()) -> Path:
     """A copy of the repository as a fresh clone has it, ready to build without the network.
 
     node_modules is hard-linked (a test that changes a file there must replace it,
@@ -109,14 +109,15 @@ def make_clone(folder: Path, *, cache: Path | None = None) -> Path:
     the verified downloads and the compressed copies (both content-addressed by
     their input's SHA-256, re-hashed on every use; brotli and gzip of the same
     bytes depend on nothing else): no pre-rendered cell, no matplotlib state,
-    no bytecode or snapshot taken in another environment.
+    no bytecode or snapshot taken in another environment, unless `also_reused`
+    names those kinds of the cache ("precompiled", "snapshots").
     """
     shutil.copytree(ROOT, folder, ignore=shutil.ignore_patterns(*NOT_IN_A_CLONE), symlinks=True)
     shutil.copytree(ROOT / "node_modules", folder / "node_modules", copy_function=os.link, symlinks=True)
     (folder / ".venv").symlink_to(ROOT / ".venv", target_is_directory=True)
     cache = cache or folder / ".cache"
     shared = Path(os.environ.get("DPDECK_CACHE", ROOT / ".cache"))
-    for kind in ("files", "compressed"):
+    for kind in ("files", "compressed", *also_reused):
         if (shared / kind).is_dir():
             shutil.copytree(shared / kind, cache / kind, copy_function=os.link)
     return folder

@@ -233,6 +233,32 @@ def test_the_cache_is_verified_on_every_hit_and_a_damaged_entry_is_compiled_agai
     assert sorted(path.name for path in cache.iterdir()) == [first.parent.name]
 
 
+def test_archives_are_split_into_groups_of_about_equal_size(tmp_path):
+    archives = []
+    for name, size in {"a": 900, "b": 500, "c": 400, "d": 100}.items():
+        path = tmp_path / f"{name}.whl"
+        path.write_bytes(b"x" * size)
+        archives.append(precompile.Archive(path.name, path, "0" * 64, "wheel", precompile.SITE_PACKAGES))
+    names = lambda groups: [[archive.file_name for archive in group] for group in groups]   # noqa: E731
+    assert names(precompile.split_by_size(archives, 2)) == [["a.whl", "d.whl"], ["b.whl", "c.whl"]]
+    assert names(precompile.split_by_size(archives, 8)) == [["a.whl"], ["b.whl"], ["c.whl"], ["d.whl"]]
+    assert names(precompile.split_by_size(archives, 1)) == [["a.whl", "b.whl", "c.whl", "d.whl"]]
+    assert precompile.split_by_size([], 2) == [[]]
+
+
+def test_archives_compiled_side_by_side_are_the_bytes_compiled_alone(tmp_path, monkeypatch):
+    alone = hash_file(compile_tiny(tmp_path, tmp_path / "sola"))
+    other = write_wheel(tmp_path / "otra-1.0-py3-none-any.whl", {"otra/__init__.py": b"B = 2\n" * 50})
+    archives = [precompile.Archive(path.name, path, hash_file(path), "wheel", precompile.SITE_PACKAGES)
+                for path in (tmp_path / "tiny-1.0-py3-none-any.whl", other)]
+    monkeypatch.setattr(precompile.os, "cpu_count", lambda: 2)
+    assert len(precompile.split_by_size(archives, 2)) == 2
+    together = precompile.compile_archives(archives, cache=tmp_path / "juntas")
+    assert hash_file(together["tiny-1.0-py3-none-any.whl"]) == alone
+    with zipfile.ZipFile(together[other.name]) as wheel:
+        assert "otra/__init__.pyc" in wheel.namelist()
+
+
 def test_a_compiler_failure_names_the_archives(tmp_path):
     broken = write_wheel(tmp_path / "roto-1.0-py3-none-any.whl", {"roto/__init__.py": b"x = 1\n"})
     broken.write_bytes(b"esto no es un zip")
