@@ -121,6 +121,8 @@ LASTING_ANIMATIONS = """
 # Endless animations on the page that draw a new frame more often than every FRAME_MS, or null where the
 # engine cannot list them: one runs beside every running cell, and each of its frames is a repaint.
 FRAME_MS = 100
+# How long a stopped Python's worker may take to end once its successor has run a cell.
+STOPPED_WORKER_SECONDS = 10
 QUICK_ENDLESS_ANIMATIONS = """
 (frameMs) => typeof document.getAnimations !== 'function' ? null : document.getAnimations()
   .filter((animation) => animation.playState === 'running' && animation.effect
@@ -133,6 +135,13 @@ QUICK_ENDLESS_ANIMATIONS = """
             frameMs: steps ? effect.getComputedTiming().duration / Number(steps[1]) : 0};
   })
   .filter((found) => found.frameMs < frameMs)
+"""
+# Every Web Lock the deck holds is a Python worker's life lock (python.js): each worker holds one while it
+# lives. At most one held: no stopped Python's worker is left running (in JavaScriptCore a worker ends only
+# when its code calls out to JavaScript; a Python loop that never did went on spinning a core after ■).
+ONE_PYTHON_WORKER = """
+() => !navigator.locks ? 'sin Web Locks'
+  : navigator.locks.query().then((found) => found.held.length <= 1 ? String(found.held.length) : null)
 """
 ENGINE_FEATURES = """
 () => ({crossOriginIsolated: window.crossOriginIsolated === true, sharedArrayBuffer: typeof SharedArrayBuffer === 'function',
@@ -334,8 +343,10 @@ def check_loop_stopped(run: EngineRun) -> str:
     restarted = deck.python["stats"]["boots"] > boots
     output = deck.run(TEXT_CELL)
     expect(output["status"] == "done", f"tras ■, {TEXT_CELL} terminó en «{output['status']}»")
+    workers = deck.wait_for(ONE_PYTHON_WORKER, seconds=STOPPED_WORKER_SECONDS,
+                            what="el fin del worker del Python detenido (sigue vivo: su bucle ocupa un núcleo)")
     run.facts["stop"] = {"stoppedSeconds": round(stop_seconds, 2), "readySeconds": round(back_seconds, 2),
-                         "restarted": restarted}
+                         "restarted": restarted, "workersAlive": workers}
     # Judged once the loop is stopped, so that a failure here leaves Python free for the checks after it.
     expect(quick is not None, "este motor no lista las animaciones de la página (document.getAnimations)")
     expect(quick == [], f"mientras corre la celda, animaciones sin fin de más de {1000 // FRAME_MS} cuadros por "

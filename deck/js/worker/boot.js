@@ -184,12 +184,28 @@ async function fetchBytes(url, integrity) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
+// Where the page has no shared memory for Stop, Stop ends this worker. JavaScriptCore
+// (Safari) ends a worker only when its code calls out to JavaScript, and a Python loop
+// never does: the worker of `while True: pass` went on spinning a core after Stop, for
+// as long as the page lived. With a signal buffer set, CPython's eval loop asks it for
+// a signal every few hundred instructions through a call to JavaScript (the price every
+// engine with shared memory already pays); this one never has one to give.
+const NEVER_SIGNALS = Object.freeze({
+  get 0() {
+    return 0;
+  },
+  set 0(_value) {},
+});
+
 // The page's SharedArrayBuffer for Stop comes with its "boot" request, before
-// or after the interpreter is up.
+// or after the interpreter is up; until it comes, or where there is none, NEVER_SIGNALS.
 export function applyInterruptBuffer() {
-  if (state.pyodide && state.interruptBuffer && !state.interruptSet) {
+  if (!state.pyodide || state.interruptSet) return;
+  if (state.interruptBuffer) {
     state.pyodide.setInterruptBuffer(takeOnRead(state.interruptBuffer));
     state.interruptSet = true;
+  } else {
+    state.pyodide.setInterruptBuffer(NEVER_SIGNALS);
   }
 }
 
