@@ -7,6 +7,7 @@ only once it is complete: a failed build leaves the previous out/ untouched.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import shutil
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 
 from .commands import step
-from .compress import compress_deck
+from .compress import compress_deck, start_early_copies
 from .errors import BuildError
 from .files import ensure_dir
 from .package import (build_dpdeck_wheel, bundle_sources, check_stylesheet_urls, copy_shipped_pins, dpdeck_wheel_path,
@@ -34,6 +35,11 @@ from .snapshot import take_snapshot
 from .typeset import typeset_math
 
 
+# Shipped as verified (never compiled): their compressed copies are made while the build goes on
+# (compress.start_early_copies), from the verified files.
+EARLY_COMPRESSED = ("pyodide.asm.wasm", "pyodide.asm.js")
+
+
 def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_dist: Path | None = None,
           keep_going: bool = False, snapshot: bool = True) -> dict:
     """Build the deck into out/ (atomically); return the manifest.
@@ -49,6 +55,7 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
     staging = out.with_name(f"{out.name}.tmp-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
+    early_copies = None
     try:
         require_cache()
         require_census()
@@ -70,7 +77,9 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
             notebooks = write_notebooks(deck, staging, wheel=dpdeck_wheel_path())
             print(f"  {len(notebooks.chapters)} capítulos × 3 cuadernos", flush=True)
         with step(f"Pyodide {PYODIDE_VERSION} y sus paquetes, compilados a bytecode"):
-            shipped_pyodide = copy_pyodide(staging, compile_pyodide(gather_pyodide(pyodide_dist)))
+            gathered = gather_pyodide(pyodide_dist)
+            early_copies = start_early_copies([gathered.paths[name] for name in EARLY_COMPRESSED])
+            shipped_pyodide = copy_pyodide(staging, compile_pyodide(gathered))
         with step("JS y CSS con esbuild"):
             bundled = bundle_sources(staging)
             print(f"  {', '.join(bundled)}", flush=True)
@@ -96,10 +105,13 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
         with step("manifiesto"):
             manifest = write_manifest(staging, shipped_pyodide, wheel, python_snapshot)
         with step("copias comprimidas (brotli y gzip)"):
+            early_copies.result()
             manifest = compress_deck(staging, manifest)
             print(f"  {len(manifest['encoded'])} archivos", flush=True)
         swap_into_place(staging, out)
     except BaseException as error:
+        if early_copies is not None:
+            concurrent.futures.wait([early_copies])
         shutil.rmtree(staging, ignore_errors=True)
         if isinstance(error, KeyboardInterrupt):
             print(f"\nconstrucción detenida: {display_path(out)} sigue como estaba y la carpeta temporal "
