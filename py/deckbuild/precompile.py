@@ -46,6 +46,8 @@ COMPILER_CORE = ("pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", STDLIB_ARC
 CACHE_VERSION = b"dpdeck-precompile-v1"
 # Loaded into the compiling Pyodide to build matplotlib's font list.
 FONT_LIST_PACKAGE = "matplotlib"
+# Compiling Node processes at most, one per core up to this: each holds a Pyodide (measured: up to 370 MB).
+MAX_COMPILERS = 4
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ def compile_archives(archives: list[Archive], *, lock: dict | None = None,
     with tempfile.TemporaryDirectory(prefix="compilando-", dir=cache) as folder:
         scratch = Path(folder)
         outputs = {archive.file_name: scratch / f"salida-{archive.file_name}" for archive, _ in missing}
-        groups = split_by_size([archive for archive, _ in missing], os.cpu_count() or 1)
+        groups = split_by_size([archive for archive, _ in missing], min(os.cpu_count() or 1, MAX_COMPILERS))
 
         def compile_group(number: int) -> dict:
             return run_compiler(groups[number], outputs, pyodide_folder=pyodide_folder, lock=lock,
