@@ -175,12 +175,13 @@ def compile_archives(archives: list[Archive], *, lock: dict | None = None,
 
 def split_by_size(archives: list[Archive], count: int) -> list[list[Archive]]:
     """At most `count` non-empty groups of about equal bytes (largest archive first, into the lightest group)."""
-    groups: list[list[Archive]] = [[] for _ in range(max(1, min(count, len(archives))))]
+    groups: list[list[Archive]] = [[] for _ in range(min(max(count, 1), len(archives)))]
     weights = [0] * len(groups)
-    for archive in sorted(archives, key=lambda archive: archive.path.stat().st_size, reverse=True):
+    sizes = {archive.file_name: archive.path.stat().st_size for archive in archives}
+    for archive in sorted(archives, key=lambda archive: sizes[archive.file_name], reverse=True):
         lightest = weights.index(min(weights))
         groups[lightest].append(archive)
-        weights[lightest] += archive.path.stat().st_size
+        weights[lightest] += sizes[archive.file_name]
     return groups
 
 

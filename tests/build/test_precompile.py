@@ -243,7 +243,7 @@ def test_archives_are_split_into_groups_of_about_equal_size(tmp_path):
     assert names(precompile.split_by_size(archives, 2)) == [["a.whl", "d.whl"], ["b.whl", "c.whl"]]
     assert names(precompile.split_by_size(archives, 8)) == [["a.whl"], ["b.whl"], ["c.whl"], ["d.whl"]]
     assert names(precompile.split_by_size(archives, 1)) == [["a.whl", "b.whl", "c.whl", "d.whl"]]
-    assert precompile.split_by_size([], 2) == [[]]
+    assert precompile.split_by_size([], 2) == []
 
 
 def test_archives_compiled_side_by_side_are_the_bytes_compiled_alone(tmp_path, monkeypatch):
