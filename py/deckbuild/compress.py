@@ -77,9 +77,9 @@ def start_early_copies(sources: list[Path], *, cache: Path | None = None) -> con
     """Make the copies of files that are final already in the background; compress_deck then finds them cached.
 
     The interpreter's WebAssembly takes most of the compressing (brotli at
-    quality 11: about 25 s on one core) and ships as it was verified: made
+    quality 11: 34 s on one core, measured) and ships as it was verified: made
     beside the compiling and the snapshot, its copies leave the build's
-    longest path (a cold build: 70 → 50 s on two cores). The caller waits for
+    longest path (a cold build: 70 → 49 s on two cores). The caller waits for
     the result (or its error) before compress_deck.
     """
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="copias-comprimidas")
