@@ -27,6 +27,7 @@ ejecutar con `.venv/bin/python`, donde ya puede importar markdown-it-py.
 
 from __future__ import annotations
 
+import concurrent.futures
 import ipaddress
 import os
 import platform
@@ -34,6 +35,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "py"))
@@ -105,26 +107,47 @@ def ensure_venv() -> bool:
         VENV_STAMP.unlink(missing_ok=True)
         run_command([base, "-m", "venv", "--clear", VENV], what="python3 -m venv --clear .venv")
         pip = [locate_venv_python(), "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "on"]
-        run_command([*pip, "--require-hashes", "-r", LOCK_FILE], what=f"pip install -r {LOCK_FILE.name}")
+        # No bytecode for every module of every package (12 s of one core on a fresh machine):
+        # Python writes it for the modules that are imported, the first time they are.
+        run_command([*pip, "--require-hashes", "--no-compile", "-r", LOCK_FILE],
+                    what=f"pip install -r {LOCK_FILE.name}")
         run_command([*pip, "--no-deps", "--no-build-isolation", "--no-index", "-e", "."],
                     what="pip install --no-deps -e .")
         VENV_STAMP.write_text(wanted + "\n")
     return True
 
 
-def ensure_node_modules() -> None:
-    """Run npm ci when node_modules is missing or package-lock.json changed."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        raise BuildError(f"hace falta Node.js ≥ {NODE_MINIMUM} con npm (no se encuentran «node» o «npm» en PATH)")
-    check_node_version()
+def ensure_node_modules() -> float | None:
+    """Run npm ci, its output kept, when node_modules is missing or package-lock.json changed.
+
+    Returns how long npm ci took, or None when node_modules was up to date.
+    """
     stamp = NODE_MODULES / ".dpdeck-package-lock.sha256"
     wanted = hash_file(ROOT / "package-lock.json")
     if stamp.exists() and stamp.read_text().strip() == wanted:
-        return
-    with step("dependencias de Node (npm ci)"):
-        # No install scripts: esbuild runs through its platform package from the JS API.
-        run_command(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], what="npm ci")
-        stamp.write_text(wanted + "\n")
+        return None
+    started = time.perf_counter()
+    # No install scripts: esbuild runs through its platform package from the JS API.
+    run_command(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], what="npm ci", capture=True)
+    stamp.write_text(wanted + "\n")
+    return time.perf_counter() - started
+
+
+def ensure_tools() -> bool:
+    """.venv and node_modules, npm ci beside pip: pip keeps one core busy, npm mostly waits on files.
+
+    Returns whether .venv was (re)built.
+    """
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        raise BuildError(f"hace falta Node.js ≥ {NODE_MINIMUM} con npm (no se encuentran «node» o «npm» en PATH)")
+    check_node_version()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        node_modules = pool.submit(ensure_node_modules)
+        rebuilt = ensure_venv()
+    seconds = node_modules.result()
+    if seconds is not None:
+        print(f"  ✓ dependencias de Node (npm ci, junto a .venv) ({seconds:.2f} s)", flush=True)
+    return rebuilt
 
 
 def check_node_version() -> None:
@@ -264,8 +287,7 @@ def main(argv: list[str]) -> int:
     if command == "test":
         # Like .venv and node_modules: what the tests drive is installed here, or the run stops now.
         provide_system_packages(Host.this_machine(), browsers=not options.get("no_browser"))
-    rebuilt = ensure_venv()
-    ensure_node_modules()
+    rebuilt = ensure_tools()
     reexec_in_venv(rebuilt)
     from deckbuild.pipeline import build   # needs .venv (markdown-it-py)
 

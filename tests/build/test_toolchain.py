@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import sysconfig
+import threading
 import tomllib
 from pathlib import Path
 
@@ -125,8 +126,31 @@ def test_the_bootstrap_installs_the_lock_with_hashes_then_the_project_without_de
     assert build.ensure_venv() is True
     create, locked, project = commands
     assert create[1:] == ["-m", "venv", "--clear", str(build.VENV)]
-    assert locked[-3:] == ["--require-hashes", "-r", str(lock)] and "install" in locked
+    assert locked[-2:] == ["-r", str(lock)] and {"install", "--require-hashes"} <= set(locked)
     assert project[-5:] == ["--no-deps", "--no-build-isolation", "--no-index", "-e", "."]
+
+
+def test_npm_ci_runs_while_pip_installs_and_a_failure_of_either_stops_the_bootstrap(monkeypatch):
+    pip_running = threading.Event()
+
+    def install_venv():
+        pip_running.set()
+        return True
+
+    def install_node_modules():
+        assert pip_running.wait(timeout=30), "npm ci esperó a que terminara pip"
+        return 1.0
+
+    monkeypatch.setattr(build, "ensure_venv", install_venv)
+    monkeypatch.setattr(build, "ensure_node_modules", install_node_modules)
+    assert build.ensure_tools() is True
+
+    def failing_npm():
+        raise BuildError("npm ci falló (código 1)")
+
+    monkeypatch.setattr(build, "ensure_node_modules", failing_npm)
+    with pytest.raises(BuildError, match="npm ci falló"):
+        build.ensure_tools()
 
 
 def test_the_bootstrap_rebuilds_the_venv_when_the_lock_changes(fake_venv):
