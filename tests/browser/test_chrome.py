@@ -7,8 +7,8 @@ Against the built dist/ (the whole lecture) in headless Chromium at 1280×720:
   chip, the index button (☰), reveal's arrows, the slide number and the
   progress bar; nor do those
   meet each other. Checked while Python is loading (the download is held
-  half-way) and once it is ready. A strip of the bottom of every slide in both
-  states is saved under test-artifacts/chrome/;
+  half-way) and once it is ready. A strip of the bottom of each slide where
+  they meet is saved under test-artifacts/chrome/;
 * ``?print-pdf`` lays out one page per slide with every pre-computed output and
   figure and no status chip or buttons, and Chromium's PDF of it has exactly
   that many pages, of reveal's page size, with the figures in it;
@@ -118,15 +118,16 @@ def collisions_on_every_slide(deck, state: str, strips) -> tuple[dict, float, li
                   if overlap(first["box"], second["box"])]
         if found:
             problems[index + 1] = found[:6]
+            # What the chrome covers, to look at (only there: a picture of each slide is a tenth of a second).
+            page.screenshot(path=str(strips / f"{state}-{index + 1:02d}.png"),
+                            clip={"x": 0, "y": VIEWPORT["height"] - STRIP_HEIGHT,
+                                  "width": VIEWPORT["width"], "height": STRIP_HEIGHT})
         # Room between a piece of content and the chrome right below it.
         for part in chrome:
             for piece in content:
                 beside = min(part["box"][2], piece["box"][2]) - max(part["box"][0], piece["box"][0]) <= 0.5
                 if not beside and piece["box"][1] < part["box"][1]:
                     smallest_gap = min(smallest_gap, part["box"][1] - piece["box"][3])
-        page.screenshot(path=str(strips / f"{state}-{index + 1:02d}.png"),
-                        clip={"x": 0, "y": VIEWPORT["height"] - STRIP_HEIGHT,
-                              "width": VIEWPORT["width"], "height": STRIP_HEIGHT})
     return problems, smallest_gap, chrome
 
 
@@ -163,7 +164,7 @@ def test_the_chrome_never_covers_slide_content_loading_or_ready(browser, deck_ur
         assert deck.status_text().strip() == "Python listo"
     finally:
         context.close()
-    print(f"\nfranjas inferiores de cada diapositiva: {strips}")
+    print(f"\nfranjas inferiores de las diapositivas con choques: {strips}")
     print(f"menor distancia entre el contenido y lo que hay debajo: cargando {loading_gap:.0f} px, "
           f"listo {ready_gap:.0f} px")
     # The check can fail: each state really drew its chip, both arrows and the slide number.
