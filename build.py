@@ -107,10 +107,7 @@ def ensure_venv() -> bool:
         VENV_STAMP.unlink(missing_ok=True)
         run_command([base, "-m", "venv", "--clear", VENV], what="python3 -m venv --clear .venv")
         pip = [locate_venv_python(), "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "on"]
-        # No bytecode for every module of every package (12 s of one core on a fresh machine):
-        # Python writes it for the modules that are imported, the first time they are.
-        run_command([*pip, "--require-hashes", "--no-compile", "-r", LOCK_FILE],
-                    what=f"pip install -r {LOCK_FILE.name}")
+        run_command([*pip, "--require-hashes", "-r", LOCK_FILE], what=f"pip install -r {LOCK_FILE.name}")
         run_command([*pip, "--no-deps", "--no-build-isolation", "--no-index", "-e", "."],
                     what="pip install --no-deps -e .")
         VENV_STAMP.write_text(wanted + "\n")
