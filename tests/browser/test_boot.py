@@ -146,20 +146,19 @@ FORMULAS_PARSED = "from matplotlib import mathtext\nprint(mathtext.MathTextParse
 WARMED = "() => Reveal.getPlugin('dpdeck').python.stats.figureWarmed === true"
 
 
-def test_a_restored_python_draws_its_throwaway_figure_once_quiet(new_deck, cells_url):
+def test_a_restored_python_draws_its_throwaway_figure_once_quiet(deck):
     """The snapshot was taken after the warm-up figure, its fonts and formulas then forgotten (snapshot.js).
 
     A restored boot runs only warmup.js's PYPLOT_CELL before «Python listo»
     (drawing the figure then would only have the browser compile the drawing
     code, 0.3 s of «Python listo»), and draws the figure once Python is quiet.
     """
-    deck = new_deck(cells_url + "?autorun=0")
-    deck.wait_until_ready()
     timings = deck.python["timings"]
     assert timings["snapshot"]["used"] is True and timings["warmupFigure"] is False
     deck.page.wait_for_function(WARMED, timeout=BOOT_TIMEOUT_MS)
     status, text = run_python(deck, FORMULAS_PARSED)
     assert status == "done" and int(text) >= 1, text
+
 
 def test_python_is_restored_from_the_build_s_memory_snapshot(deck, cells_dist):
     """Everything the boot imports was already imported in the snapshot (snapshot.py, snapshot.js)."""

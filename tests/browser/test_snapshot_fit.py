@@ -15,7 +15,10 @@ gets runtime.json from it, past the test's changes.
 
 from __future__ import annotations
 
+import copy
 import json
+
+import pytest
 
 from deckpage import BOOT_TIMEOUT_MS, DeckPage
 
@@ -63,18 +66,32 @@ def draw(deck: DeckPage) -> tuple[str, str, int]:
     return result["status"], cell.output_text(), cell.figures().count()
 
 
-def test_a_table_unlike_the_build_s_boots_from_scratch_is_remembered_and_a_new_build_is_tried(new_deck, cells_url):
-    first = new_deck(service_workers="block")
+@pytest.fixture(scope="module")
+def unfit_visit(open_page, cells_url):
+    """A first visit on a fresh device (context) whose runtime.json places Agg one slot off, Python ready.
+
+    The two tests below share it: one follows this device's later visits, the
+    other takes the table this restore recorded (a boot from scratch fewer).
+    """
+    context, page = open_page(service_workers="block")
+    serve_runtime(page, shift_agg)
+    deck = DeckPage(page)
+    deck.goto(cells_url + "?autorun=0")
+    deck.wait_until_ready()
+    # Read at once: the notice goes away by itself after a while, and the other test may run first.
+    said = bool(page.wait_for_function(TOAST_SAYS, arg=UNFIT_FOUND, timeout=BOOT_TIMEOUT_MS))
+    yield deck, copy.deepcopy(deck.python["timings"]["snapshot"]), said
+    context.close()
+
+
+def test_a_table_unlike_the_build_s_boots_from_scratch_is_remembered_and_a_new_build_is_tried(unfit_visit, cells_url):
+    first, snapshot, said = unfit_visit
     context = first.page.context
-    serve_runtime(first.page, shift_agg)
-    first.goto(cells_url + "?autorun=0")
-    first.wait_until_ready()
-    snapshot = first.python["timings"]["snapshot"]
     assert (snapshot["used"], snapshot.get("unfit")) == (False, "found"), snapshot
     assert "la tabla de funciones de este navegador no es la de la instantánea" in snapshot["error"]
     assert snapshot["table"]["length"] > 0
     # Said in one line; and a figure can be drawn, which is what «Python listo» means.
-    first.page.wait_for_function(TOAST_SAYS, arg=UNFIT_FOUND, timeout=BOOT_TIMEOUT_MS)
+    assert said
     assert draw(first) == ("done", "(8, 8)\n", 1)
 
     # The next visit on this device does not try this snapshot, nor download it.
@@ -92,13 +109,12 @@ def test_a_table_unlike_the_build_s_boots_from_scratch_is_remembered_and_a_new_b
     assert draw(rebuilt) == ("done", "(8, 8)\n", 1)
 
 
-def test_a_restored_python_that_cannot_draw_its_warm_up_figure_boots_again_from_scratch(new_deck, cells_url):
+def test_a_restored_python_that_cannot_draw_its_warm_up_figure_boots_again_from_scratch(unfit_visit, new_deck,
+                                                                                         cells_url):
     """The check corrupted too (it records the corrupted table): only the warm-up figure can tell, and it is heard."""
-    probe = new_deck(service_workers="block")
-    serve_runtime(probe.page, shift_agg)
-    probe.goto(cells_url + "?autorun=0")
-    probe.wait_until_ready()
-    corrupted = probe.python["timings"]["snapshot"]["table"]
+    _, unfit, _ = unfit_visit
+    corrupted = unfit["table"]
+    assert corrupted["length"] > 0, unfit
 
     def shift_and_accept(snapshot):
         shift_agg(snapshot)
