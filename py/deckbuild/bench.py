@@ -328,16 +328,17 @@ def read_cells(dist: Path) -> list[dict]:
     return [{"id": match["id"], "source": html.unescape(match["source"])} for match in CELL_PATTERN.finditer(text)]
 
 
-def time_cells_natively(cells: list[dict]) -> dict[str, dict]:
+def time_cells_natively(cells: list[dict], *, repeats: int = NATIVE_REPEATS) -> dict[str, dict]:
     """Each cell's median time in a warm native Python (this one), in a process of its own.
 
-    {id: {wall, cpu}} in seconds: the wall clock and the process's CPU time,
-    which the other work of a shared machine moves much less.
+    {id: {wall, cpu}} in seconds (medians of ``repeats`` runs after a first
+    one): the wall clock and the process's CPU time, which the other work of a
+    shared machine moves much less.
     """
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "py"), os.environ.get("PYTHONPATH")]))}
     with tempfile.TemporaryDirectory(prefix="dpdeck-bench-cells-") as work:
-        process = subprocess.run([sys.executable, "-c", NATIVE_SCRIPT, str(NATIVE_REPEATS)], input=json.dumps(cells),
+        process = subprocess.run([sys.executable, "-c", NATIVE_SCRIPT, str(repeats)], input=json.dumps(cells),
                                  capture_output=True, text=True, cwd=work, env=env)
     if process.returncode != 0:
         print(f"  ! tiempos nativos: {process.stderr.strip().splitlines()[-1:]}", flush=True)
