@@ -126,18 +126,21 @@ def test_the_bootstrap_installs_the_lock_with_hashes_then_the_project_without_de
     assert build.ensure_venv() is True
     create, locked, project = commands
     assert create[1:] == ["-m", "venv", "--clear", str(build.VENV)]
-    assert locked[-2:] == ["-r", str(lock)] and {"install", "--require-hashes"} <= set(locked)
+    assert locked[-3:] == ["--require-hashes", "-r", str(lock)] and "install" in locked
     assert project[-5:] == ["--no-deps", "--no-build-isolation", "--no-index", "-e", "."]
 
 
 def test_npm_ci_runs_while_pip_installs_and_a_failure_of_either_stops_the_bootstrap(monkeypatch):
-    pip_running = threading.Event()
+    # Each waits until the other has started: one after the other, the first would wait in vain.
+    pip_running, npm_running = threading.Event(), threading.Event()
 
     def install_venv():
         pip_running.set()
+        assert npm_running.wait(timeout=30), "pip esperó a que terminara npm ci"
         return True
 
     def install_node_modules():
+        npm_running.set()
         assert pip_running.wait(timeout=30), "npm ci esperó a que terminara pip"
         return 1.0
 
@@ -145,11 +148,18 @@ def test_npm_ci_runs_while_pip_installs_and_a_failure_of_either_stops_the_bootst
     monkeypatch.setattr(build, "ensure_node_modules", install_node_modules)
     assert build.ensure_tools() is True
 
-    def failing_npm():
-        raise BuildError("npm ci falló (código 1)")
+    def fail(what):
+        def failing():
+            raise BuildError(f"{what} falló (código 1)")
+        return failing
 
-    monkeypatch.setattr(build, "ensure_node_modules", failing_npm)
+    monkeypatch.setattr(build, "ensure_venv", lambda: True)
+    monkeypatch.setattr(build, "ensure_node_modules", fail("npm ci"))
     with pytest.raises(BuildError, match="npm ci falló"):
+        build.ensure_tools()
+    monkeypatch.setattr(build, "ensure_venv", fail("pip install"))
+    monkeypatch.setattr(build, "ensure_node_modules", lambda: None)
+    with pytest.raises(BuildError, match="pip install falló"):
         build.ensure_tools()
 
 
