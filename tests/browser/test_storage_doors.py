@@ -44,6 +44,8 @@ DOORS = {
         "js.caches.open('dpdeck-x').then(lambda c: c.put('index.html', js.Response.new('<h1>ENVENENADO</h1>', init)))",
         NOTHING_KEPT),
     "caches-global": ("import js\njs.globalThis.caches.keys()", NOTHING_KEPT),
+    # Early after the boot (the doors run in this order): a throwing get here once reached the cell as a SystemError.
+    "caches-self": ("import js\njs.self.caches.keys()", NOTHING_KEPT),
     "caches-getter": (
         "import js\nd = js.Object.getOwnPropertyDescriptor(js.WorkerGlobalScope.prototype, 'caches')\nd.get.call(js.self)",
         "AttributeError"),

@@ -24,6 +24,11 @@
 
 const NOTHING_KEPT = "las celdas no guardan nada en el navegador: sus ediciones y salidas las guarda la página";
 
+// The methods of what each door held (CacheStorage, IDBFactory, StorageManager), each refused.
+const CACHE_STORAGE_METHODS = ["open", "has", "delete", "keys", "match"];
+const IDB_FACTORY_METHODS = ["open", "deleteDatabase", "databases", "cmp"];
+const STORAGE_MANAGER_METHODS = ["getDirectory", "estimate", "persist", "persisted"];
+
 /** The Spanish error a cell gets at a closed door, as netguard.js's: nothing happened. */
 function refusal(what) {
   return new TypeError(`Bloqueado: ${what}; ${NOTHING_KEPT}.`);
@@ -37,22 +42,31 @@ function chainOf(object) {
 }
 
 /**
- * `name` removed wherever it is defined along `object`'s prototype chain, and
- * on `object` a getter that throws the Spanish refusal (`js.caches` in a cell
- * says what happened instead of «no attribute»).
+ * What a cell finds at a closed door: in place of a function, one that
+ * refuses; in place of an object, one whose `methods` (the interface's own)
+ * each refuse. The refusal comes when the cell uses the door (`js.caches.keys()`
+ * says what happened instead of «no attribute»). Not a getter that throws:
+ * in Chromium the first such get through a fresh proxy of the global scope
+ * (`js.self.caches`) sometimes reached the cell as «SystemError: error return
+ * without exception set», where a refused call arrives whole.
  */
-function closeDoor(object, name, what) {
+function standIn(what, methods = null) {
+  const refused = function refused() {
+    throw refusal(what);
+  };
+  if (!methods) return refused;
+  const object = Object.create(null);
+  for (const method of methods) object[method] = refused;
+  return Object.freeze(object);
+}
+
+/** `name` removed wherever it is defined along `object`'s prototype chain, and `door` in its place on `object`. */
+function closeDoor(object, name, door) {
   for (const link of chainOf(object)) {
     const descriptor = Object.getOwnPropertyDescriptor(link, name);
     if (descriptor && descriptor.configurable) delete link[name];
   }
-  Object.defineProperty(object, name, {
-    get() {
-      throw refusal(what);
-    },
-    configurable: true,
-    enumerable: false,
-  });
+  Object.defineProperty(object, name, { value: door, writable: false, configurable: true, enumerable: false });
 }
 
 /** A constructor that refuses every call in place of `name`, and its prototype's `constructor` too. */
@@ -74,11 +88,15 @@ function refuseConstructor(scope, name, what) {
  * port to the page, before the first cell.
  */
 export function closeStorageDoors(scope) {
-  closeDoor(scope, "caches", "una celda no puede usar la caché del navegador (caches)");
-  closeDoor(scope, "indexedDB", "una celda no puede usar la base de datos del navegador (indexedDB)");
+  closeDoor(scope, "caches", standIn("una celda no puede usar la caché del navegador (caches)", CACHE_STORAGE_METHODS));
+  closeDoor(scope, "indexedDB", standIn("una celda no puede usar la base de datos del navegador (indexedDB)", IDB_FACTORY_METHODS));
   if (scope.navigator) {
-    closeDoor(scope.navigator, "storage", "una celda no puede usar el almacenamiento del navegador (navigator.storage)");
+    closeDoor(
+      scope.navigator,
+      "storage",
+      standIn("una celda no puede usar el almacenamiento del navegador (navigator.storage)", STORAGE_MANAGER_METHODS),
+    );
   }
-  closeDoor(scope, "postMessage", "una celda no puede enviar mensajes a la página (postMessage)");
+  closeDoor(scope, "postMessage", standIn("una celda no puede enviar mensajes a la página (postMessage)"));
   refuseConstructor(scope, "BroadcastChannel", "una celda no puede abrir canales con otras páginas (BroadcastChannel)");
 }
