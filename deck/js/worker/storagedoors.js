@@ -55,7 +55,8 @@ function standIn(what, methods = null) {
     throw refusal(what);
   };
   if (!methods) return refused;
-  const object = Object.create(null);
+  // An ordinary object: `print(js.caches)` in a cell shows it, as it showed the real one.
+  const object = {};
   for (const method of methods) object[method] = refused;
   return Object.freeze(object);
 }
