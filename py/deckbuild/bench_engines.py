@@ -35,6 +35,7 @@ from .browser import (
     find_chromium,
     find_minibrowser,
     start_xvfb,
+    webkit_environment,
 )
 from .errors import BuildError
 
@@ -167,7 +168,7 @@ class WebKitEngine:
         options.binary_location = str(find_minibrowser())
         options.add_argument("--automation")
         service = self.webdriver.WebKitGTKService(executable_path=str(WEBKIT_DRIVER),
-                                                  env={**os.environ, "DISPLAY": self.display})
+                                                  env=webkit_environment(self.display))
         self.driver = self.webdriver.WebKitGTK(options=options, service=service)
         self.driver.set_window_size(*VIEWPORT)
         self.driver.set_script_timeout(VISIT_SECONDS)

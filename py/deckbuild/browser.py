@@ -67,6 +67,17 @@ MINIBROWSER_PATTERN = "webkit2gtk-4.1/MiniBrowser"
 XVFB = Path("/usr/bin/Xvfb")
 
 
+def webkit_environment(display: str) -> dict:
+    """The environment WebKitWebDriver (and the MiniBrowser it starts) runs in, on the Xvfb screen `display`.
+
+    Xvfb has no GPU: WebKitGTK's accelerated compositing would draw every frame
+    through Mesa's software OpenGL, which cost a WebKit walk of the deck 8 to 17
+    of its 35 to 44 core-seconds (tests/engines, measured). Without it WebKit
+    paints the page on the CPU directly, as it does where no GPU is usable.
+    """
+    return {**os.environ, "DISPLAY": display, "WEBKIT_DISABLE_COMPOSITING_MODE": "1"}
+
+
 def start_xvfb(screen: str = "1280x800x24") -> tuple[subprocess.Popen, str]:
     """A virtual screen of `screen` (WxHxDEPTH) on the first free display (Xvfb picks it and writes its number): (process, ":N")."""
     read_end, write_end = os.pipe()

@@ -27,7 +27,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from deckbuild.browser import FIREFOX_ESR, WEBKIT_DRIVER, find_minibrowser, start_xvfb
+from deckbuild.browser import FIREFOX_ESR, WEBKIT_DRIVER, find_minibrowser, start_xvfb, webkit_environment
 
 ENGINES = ("webkit", "firefox", "chromium")   # the slowest first: xdist starts them first
 VIEWPORT = (1280, 720)
@@ -225,7 +225,7 @@ class SeleniumWebKit:
             options = Options()
             options.binary_location = str(find_minibrowser())
             options.add_argument("--automation")
-            service = Service(executable_path=str(WEBKIT_DRIVER), env={**os.environ, "DISPLAY": display})
+            service = Service(executable_path=str(WEBKIT_DRIVER), env=webkit_environment(display))
             self.driver = webdriver.WebKitGTK(options=options, service=service)
             self.driver.set_window_rect(0, 0, VIEWPORT[0], VIEWPORT[1])
             self.driver.set_script_timeout(COMMAND_SECONDS)
