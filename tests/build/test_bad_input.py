@@ -4,6 +4,14 @@ Also what a careless author (or a hostile cell) can do to the build itself: a fi
 that is not UTF-8 or starts with a BOM, a file with no slide, invisible control
 characters, a cell that ends the process, never finishes or prints a lone
 surrogate. Each stops the build with `archivo:línea: qué falla`, never a traceback.
+
+Every case is built in this process (deckbuild.pipeline.build, what build.py
+runs): it must stop with a BuildError, which build.py prints as «error: …»
+without a traceback. A few cases, one for each kind of step that can stop
+(the slides' reader, KaTeX under node, the process that runs the cells), also
+go through build.py as a person runs it: exit code, stderr, no traceback.
+Starting build.py costs two Pythons and the build's imports (0.7 s of a core)
+per case; in this process, a case that stops while reading takes milliseconds.
 """
 
 from __future__ import annotations
@@ -14,6 +22,8 @@ import signal
 import pytest
 
 from deck_fixtures import run_build, write_deck
+from deckbuild.errors import BuildError
+from deckbuild.pipeline import build
 
 GOOD = "# Bien\n\nTexto.\n"
 
@@ -119,11 +129,12 @@ CASES = {
     "os-exit-3": ({"01.md": cell("import os\nos._exit(3)")}, "01.md:5", "(os._exit o similar, código 3)"),
     "segfault": ({"01.md": cell("import ctypes\nctypes.string_at(0)")}, "01.md:5",
                  "hizo que Python muriera por la señal SIGSEGV"),
-    "sin-fin": ({"01.md": cell("while True:\n    pass", "timeout=2")}, "01.md:5",
-                "la celda «c» tardó más de 2 s y se detuvo"),
+    # One second, the shortest limit there is: the endless loop burns a core until it is stopped.
+    "sin-fin": ({"01.md": cell("while True:\n    pass", "timeout=1")}, "01.md:5",
+                "la celda «c» tardó más de 1 s y se detuvo"),
     "sin-fin-sordo": ({"01.md": cell("import signal, subprocess\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                                     "subprocess.Popen(['sleep', '600'])\nwhile True:\n    pass", "timeout=2")},
-                      "01.md:5", "tardó más de 2 s"),
+                                     "subprocess.Popen(['sleep', '600'])\nwhile True:\n    pass", "timeout=1")},
+                      "01.md:5", "tardó más de 1 s"),
     "sustituto-suelto": ({"01.md": cell('print("\\ud800")')}, "01.md:5",
                          "escribe el carácter U+D800, un sustituto suelto"),
     "sustituto-en-error": ({"01.md": cell('raise ValueError("a\\udfff")')}, "01.md:5", "U+DFFF"),
@@ -153,75 +164,102 @@ def previous_dist(tmp_path_factory):
     """A dist/ from an earlier good build."""
     base = tmp_path_factory.mktemp("anterior")
     out = base / "dist"
-    result = run_build(write_deck(base / "slides", {"00.md": GOOD}), out)
-    assert result.returncode == 0, result.stderr
+    build(write_deck(base / "slides", {"00.md": GOOD}), out)
     return out
+
+
+@pytest.fixture(scope="module")
+def previous_files(previous_dist):
+    """The earlier build's files as it left them: every stopped build must leave them so."""
+    return snapshot(previous_dist)
 
 
 def snapshot(folder):
     return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_input_stops_with_file_and_line(case, previous_dist, tmp_path):
+def write_case(case: str, folder) -> tuple:
+    """A good slide and the case's files in folder/slides: (slides, where it should stop, what it should say)."""
     files, where, message = CASES[case]
-    slides = write_deck(tmp_path / "slides", {"00.md": GOOD})
+    slides = write_deck(folder / "slides", {"00.md": GOOD})
     place_case_files(slides, files)
-    before = snapshot(previous_dist)
+    file, line = where.split(":")
+    return slides, f"{slides / file}:{line}: ", message
+
+
+def check_untouched(previous_dist, previous_files) -> None:
+    assert snapshot(previous_dist) == previous_files
+    assert sorted(path.name for path in previous_dist.parent.iterdir()) == ["dist", "slides"]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_stops_with_file_and_line(case, previous_dist, previous_files, tmp_path, capfd):
+    slides, where, message = write_case(case, tmp_path)
+    with pytest.raises(BuildError) as stopped:   # build.py prints a BuildError as «error: …», without a traceback
+        build(slides, previous_dist)
+    said, printed = str(stopped.value), capfd.readouterr()
+    assert said.startswith(where), said
+    assert message in said, said
+    assert "Traceback (most recent call last)" not in said + printed.out + printed.err
+    check_untouched(previous_dist, previous_files)
+
+
+# One case for each kind of step that stops: the slides' reader, KaTeX (node), the process that runs the cells.
+THROUGH_BUILD_PY = ("fence-sin-cerrar", "katex", "segfault")
+
+
+@pytest.mark.parametrize("case", THROUGH_BUILD_PY)
+def test_build_py_says_where_and_what_on_stderr_and_exits_1(case, previous_dist, previous_files, tmp_path):
+    slides, where, message = write_case(case, tmp_path)
     result = run_build(slides, previous_dist)
-    assert result.returncode != 0
-    assert f"{slides / where.split(':')[0]}:{where.split(':')[1]}: " in result.stderr, result.stderr
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    assert f"\nerror: {where}" in result.stderr, result.stderr
     assert message in result.stderr, result.stderr
     assert "Traceback (most recent call last)" not in result.stderr + result.stdout
-    assert snapshot(previous_dist) == before
-    assert sorted(path.name for path in previous_dist.parent.iterdir()) == ["dist", "slides"]
+    check_untouched(previous_dist, previous_files)
 
 
 def test_a_symlink_that_stays_in_the_folder_is_read(tmp_path):
     slides = write_deck(tmp_path / "slides", {"00.md": GOOD, "capitulo.txt": "# Enlazada\n\nDentro.\n"})
     os.symlink("capitulo.txt", slides / "01.md")
-    result = run_build(slides, tmp_path / "dist")
-    assert result.returncode == 0, result.stderr
+    build(slides, tmp_path / "dist")
     assert "Dentro." in (tmp_path / "dist" / "index.html").read_text(encoding="utf-8")
 
 
-def test_a_signal_stops_the_build_cleanly_and_says_so(previous_dist, tmp_path):
+def test_a_signal_stops_the_build_cleanly_and_says_so(previous_dist, previous_files, tmp_path):
     """A cell (or `kill`, or a CI timeout) sending SIGTERM to the build: the build says so, cleans up, exits 143."""
     slides = write_deck(tmp_path / "slides", {"00.md": GOOD, "01.md": cell(
         "import os, signal, time\nos.kill(os.getppid(), signal.SIGTERM)\ntime.sleep(30)")})
-    before = snapshot(previous_dist)
     result = run_build(slides, previous_dist)
     assert result.returncode == 128 + signal.SIGTERM, (result.returncode, result.stderr)
     assert "construcción detenida" in result.stderr and "sigue como estaba" in result.stderr, result.stderr
     assert "interrumpido (SIGTERM)" in result.stderr
     assert "Traceback (most recent call last)" not in result.stderr + result.stdout
-    assert snapshot(previous_dist) == before
-    assert sorted(path.name for path in previous_dist.parent.iterdir()) == ["dist", "slides"]
+    check_untouched(previous_dist, previous_files)
 
 
-def test_hidden_files_are_an_editors_not_slides(tmp_path):
+def test_hidden_files_are_an_editors_not_slides(tmp_path, capsys):
     """An editor's lock (".#00.md", a broken symlink) or a macOS "._00.md" is no slide."""
     slides = write_deck(tmp_path / "slides", {"00.md": GOOD})
     os.symlink("persona@ordenador.1234:1", slides / ".#00.md")
     (slides / "._00.md").write_bytes(b"\x00\x05\x16\x07\xff")
-    result = run_build(slides, tmp_path / "dist")
-    assert result.returncode == 0, result.stderr
-    assert "1 diapositivas" in result.stdout
+    build(slides, tmp_path / "dist")
+    assert "1 diapositivas" in capsys.readouterr().out
 
 
-def test_a_trailing_rule_ends_the_file_without_an_empty_slide(tmp_path):
+def test_a_trailing_rule_ends_the_file_without_an_empty_slide(tmp_path, capsys):
     slides = write_deck(tmp_path / "slides", {"00.md": "# Uno\n\n---\n\n# Dos\n\n---\n\n"})
-    result = run_build(slides, tmp_path / "dist")
-    assert result.returncode == 0, result.stderr
-    assert "2 diapositivas" in result.stdout
+    build(slides, tmp_path / "dist")
+    assert "2 diapositivas" in capsys.readouterr().out
 
 
 def test_keep_going_shows_a_cell_over_its_limit_and_runs_the_next(tmp_path):
-    slides = write_deck(tmp_path / "slides", {"01.md": cell("while True:\n    pass", "timeout=2")
+    """Through build.py: --keep-going reaches the build."""
+    slides = write_deck(tmp_path / "slides", {"01.md": cell("while True:\n    pass", "timeout=1")
                                               + "\n---\n\n```python id=d\nprint('siguiente')\n```\n"})
     result = run_build(slides, tmp_path / "dist", "--keep-going")
     assert result.returncode == 0, result.stderr
-    assert "01.md:5: la celda «c» falló al ejecutarse: La celda tardó más de 2 s" in result.stdout
+    assert "01.md:5: la celda «c» falló al ejecutarse: La celda tardó más de 1 s" in result.stdout
     page = (tmp_path / "dist" / "index.html").read_text(encoding="utf-8")
-    assert "La celda tardó más de 2 s y se detuvo" in page
+    assert "La celda tardó más de 1 s y se detuvo" in page
     assert '<pre class="out-stream out-stdout">siguiente\n</pre>' in page
