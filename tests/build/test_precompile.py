@@ -185,13 +185,39 @@ def compile_tiny(tmp_path: Path, cache: Path, *, keep_sources: bool = False) -> 
     return precompile.compile_archives([archive], cache=cache)[wheel.name]
 
 
+# Each compilation boots Pyodide under Node (3 s of a core): the tests share the few the file needs.
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> tuple[Path, Path]:
+    """The tiny wheel compiled alone, into a cache of its own: (that cache, the compiled wheel)."""
+    folder = tmp_path_factory.mktemp("sola")
+    return folder / "cache", compile_tiny(folder, folder / "cache")
+
+
+OTHER_WHEEL = {"otra/__init__.py": b"B = 2\n" * 50}
+
+
+@pytest.fixture(scope="module")
+def side_by_side(tmp_path_factory) -> dict[str, Path]:
+    """The tiny wheel and another one (compiled keeping its sources), in two Node processes at once."""
+    folder = tmp_path_factory.mktemp("juntas")
+    tiny_wheel = write_wheel(folder / "tiny-1.0-py3-none-any.whl", TINY_WHEEL)
+    other = write_wheel(folder / "otra-1.0-py3-none-any.whl", OTHER_WHEEL)
+    archives = [precompile.Archive(tiny_wheel.name, tiny_wheel, hash_file(tiny_wheel), "wheel", precompile.SITE_PACKAGES),
+                precompile.Archive(other.name, other, hash_file(other), "wheel", precompile.SITE_PACKAGES,
+                                   keep_sources=True)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(precompile.os, "cpu_count", lambda: 2)
+        assert len(precompile.split_by_size(archives, 2)) == 2
+        return precompile.compile_archives(archives, cache=folder / "cache")
+
+
 def read_record(wheel: zipfile.ZipFile) -> dict[str, tuple[str, str]]:
     record = next(name for name in wheel.namelist() if name.endswith(".dist-info/RECORD"))
     return {row[0]: (row[1], row[2]) for row in (line.split(",") for line in wheel.read(record).decode().splitlines())}
 
 
-def test_a_compiled_wheel_keeps_data_and_uncompilable_files_and_lists_them_all(tmp_path):
-    compiled = compile_tiny(tmp_path, tmp_path / "cache")
+def test_a_compiled_wheel_keeps_data_and_uncompilable_files_and_lists_them_all(tiny):
+    _, compiled = tiny
     with zipfile.ZipFile(compiled) as wheel:
         names = wheel.namelist()
         assert "tiny/__init__.pyc" in names and "tiny/__init__.py" not in names
@@ -208,28 +234,28 @@ def test_a_compiled_wheel_keeps_data_and_uncompilable_files_and_lists_them_all(t
         assert all(info.date_time == (1980, 1, 1, 0, 0, 0) for info in wheel.infolist())
 
 
-def test_keeping_sources_puts_bytecode_where_the_import_system_looks(tmp_path):
-    compiled = compile_tiny(tmp_path, tmp_path / "cache", keep_sources=True)
-    with zipfile.ZipFile(compiled) as wheel:
+def test_keeping_sources_puts_bytecode_where_the_import_system_looks(side_by_side):
+    with zipfile.ZipFile(side_by_side["otra-1.0-py3-none-any.whl"]) as wheel:
         names = set(wheel.namelist())
-    assert {"tiny/__init__.py", "tiny/__pycache__/__init__.cpython-312.pyc"} <= names
+    assert {"otra/__init__.py", "otra/__pycache__/__init__.cpython-312.pyc"} <= names
 
 
-def test_the_cache_is_verified_on_every_hit_and_a_damaged_entry_is_compiled_again(tmp_path, monkeypatch, capsys):
+def test_the_cache_is_verified_on_every_hit_and_a_damaged_entry_is_compiled_again(tiny, tmp_path, monkeypatch,
+                                                                                  capsys):
+    compiled_in, compiled = tiny
     cache = tmp_path / "cache"
-    first = compile_tiny(tmp_path, cache)
-    digest = hash_file(first)
+    shutil.copytree(compiled_in, cache)
+    digest = hash_file(compiled)
     # A hit needs no compiler at all.
     monkeypatch.setenv("PATH", "")
-    assert compile_tiny(tmp_path, cache) == first
+    first = compile_tiny(tmp_path, cache)
+    assert first == cache / compiled.relative_to(compiled_in) and hash_file(first) == digest
     monkeypatch.undo()
     first.write_bytes(first.read_bytes()[:-10] + b"0123456789")
     again = compile_tiny(tmp_path, cache)
     assert "dañado" in capsys.readouterr().out
+    # The output depends only on the input: compiled again, in another cache, the same bytes.
     assert hash_file(again) == digest
-    # The output depends only on the input: another cache, the same bytes.
-    other = compile_tiny(tmp_path, tmp_path / "otra")
-    assert hash_file(other) == digest
     assert sorted(path.name for path in cache.iterdir()) == [first.parent.name]
 
 
@@ -246,17 +272,11 @@ def test_archives_are_split_into_groups_of_about_equal_size(tmp_path):
     assert precompile.split_by_size([], 2) == []
 
 
-def test_archives_compiled_side_by_side_are_the_bytes_compiled_alone(tmp_path, monkeypatch):
-    alone = hash_file(compile_tiny(tmp_path, tmp_path / "sola"))
-    other = write_wheel(tmp_path / "otra-1.0-py3-none-any.whl", {"otra/__init__.py": b"B = 2\n" * 50})
-    archives = [precompile.Archive(path.name, path, hash_file(path), "wheel", precompile.SITE_PACKAGES)
-                for path in (tmp_path / "tiny-1.0-py3-none-any.whl", other)]
-    monkeypatch.setattr(precompile.os, "cpu_count", lambda: 2)
-    assert len(precompile.split_by_size(archives, 2)) == 2
-    together = precompile.compile_archives(archives, cache=tmp_path / "juntas")
-    assert hash_file(together["tiny-1.0-py3-none-any.whl"]) == alone
-    with zipfile.ZipFile(together[other.name]) as wheel:
-        assert "otra/__init__.pyc" in wheel.namelist()
+def test_archives_compiled_side_by_side_are_the_bytes_compiled_alone(tiny, side_by_side):
+    _, alone = tiny
+    assert hash_file(side_by_side["tiny-1.0-py3-none-any.whl"]) == hash_file(alone)
+    with zipfile.ZipFile(side_by_side["otra-1.0-py3-none-any.whl"]) as wheel:
+        assert "otra/__pycache__/__init__.cpython-312.pyc" in wheel.namelist()
 
 
 def test_a_compiler_failure_names_the_archives(tmp_path):
@@ -268,7 +288,7 @@ def test_a_compiler_failure_names_the_archives(tmp_path):
     assert not [path for path in (tmp_path / "cache").rglob("*") if path.is_file()]
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")   # before the module's compilations
 def _need_node():
     if shutil.which("node") is None:
         pytest.skip("hace falta node para compilar con Pyodide")
