@@ -346,8 +346,11 @@ def python_cache_quiet_ms() -> int:
     return int(re.search(r"pythonCacheQuietMs:\s*([\d_]+)", text).group(1).replace("_", ""))
 
 
-def test_python_is_kept_offline_only_after_a_quiet_moment(new_deck, cells_url):
-    """Reading and checking Python's 27 MB never competes with a cell: asked once, after the cell and a quiet moment."""
+def test_the_offline_copy_waits_for_python_to_boot_and_for_a_quiet_moment_after_a_cell(new_deck, cells_url):
+    """Installing the service worker reads and checks every file of the page, and keeping Python offline reads
+    and checks its 27 MB: neither competes with a first visit's boot nor with a cell. The service worker is
+    registered only once Python is ready and quiet; Python's files are asked for once, a quiet moment after
+    the cell queued during the boot has ended."""
     deck = new_deck()
     page = deck.page
     page.add_init_script(RECORD_OFFLINE_MARKS)
@@ -358,22 +361,12 @@ def test_python_is_kept_offline_only_after_a_quiet_moment(new_deck, cells_url):
     page.evaluate("() => { Reveal.getPlugin('dpdeck').cell('pruebas').run(); }")
     wait_offline(deck, python=True)
     marks = page.evaluate("() => window.__marks")
-    asks = [ask for ask in marks["asks"] if ask["type"] == "cache-python"]
-    assert marks.get("cellDone"), "la celda no terminó"
-    assert len(asks) == 1
-    # The wait starts when Python's queue empties, a moment before the cell shows
-    # «done» (hence the 100 ms); asked 2 s after «listo», it would fall inside the 4-s cell.
-    assert asks[0]["ms"] >= marks["cellDone"] + python_cache_quiet_ms() - 100
-
-
-def test_the_service_worker_starts_only_once_python_has_booted_and_been_quiet(new_deck, cells_url):
-    """Its first install reads and checks every file of the page: never while Python boots on a first visit."""
-    deck = new_deck()
-    page = deck.page
-    page.add_init_script(RECORD_OFFLINE_MARKS)
-    deck.goto(cells_url + "?autorun=0")
-    wait_offline(deck, python=True)
-    marks = page.evaluate("() => window.__marks")
     assert marks.get("ready") and marks.get("registered"), marks
-    # The wait starts as Python's state changes, a moment before <html data-python> says so (hence the 100 ms).
+    assert marks.get("cellDone"), "la celda no terminó"
+    # Each wait starts as Python's state changes or its queue empties, a moment before <html data-python>
+    # or the cell says so (hence the 100 ms).
     assert marks["registered"] >= marks["ready"] + python_cache_quiet_ms() - 100
+    asks = [ask for ask in marks["asks"] if ask["type"] == "cache-python"]
+    assert len(asks) == 1
+    # Asked 2 s after «listo», it would fall inside the 4-s cell.
+    assert asks[0]["ms"] >= marks["cellDone"] + python_cache_quiet_ms() - 100
