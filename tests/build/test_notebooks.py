@@ -10,6 +10,7 @@ every solved exercise passes its check and every blank one does not (yet).
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import re
@@ -198,10 +199,12 @@ CONCURRENT_NOTEBOOKS = 3
 
 
 def environment_with_the_wheel(dist_dir: Path, folder: Path) -> dict:
-    """This process' environment with dist/'s dpdeck wheel, unpacked, first on the path (as pip would put it)."""
+    """This process' environment with dist/'s dpdeck wheel, unpacked and compiled, first on the path (as pip
+    would put it: pip writes the bytecode when it installs; without it every kernel compiles what it imports)."""
     wheel = next((dist_dir / "wheels").glob("dpdeck-*.whl"))
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(folder)
+    assert compileall.compile_dir(folder, quiet=1)
     environment = {**os.environ, "PYTHONPATH": str(folder)}
     found = subprocess.run([sys.executable, "-c", "import dpdeck; print(dpdeck.__file__)"], env=environment,
                            capture_output=True, text=True, check=True).stdout.strip()
