@@ -85,17 +85,24 @@ def _local_descent(thetas, X, y, sizes, *, local_epochs, learning_rate):
     return thetas
 
 
-def _client_updates(theta, X, y, sizes, *, local_epochs, learning_rate):
+def _client_updates(theta, X, y, sizes, *, local_epochs, learning_rate, distinct=None):
     """Δ_k = θ_k − θ de cada cliente tras E pasos locales desde el mismo modelo global θ.
 
     ``theta`` es un modelo (d) o uno por corrida (corridas × d); devuelve
     (…, clientes, d). La primera época parte del mismo θ para todos, así que
     sus márgenes salen de un solo producto θ·Xᵀ y el paso −η/n_k entra fila
     por fila antes de sumar cada bloque; las demás épocas siguen a cada
-    cliente por su cuenta (``_local_descent``).
+    cliente por su cuenta (``_local_descent``). Quien llama ronda tras ronda
+    con las mismas filas pasa ``distinct = learning._distinct_rows(X)``: σ se
+    calcula una vez por fila distinta (en el censo, un sexto de las filas), con
+    los mismos números.
     """
     starts = _block_starts(sizes)
-    residual = learning.sigmoid(np.matmul(theta, X.T)) - y
+    if distinct is None:  # a single call: finding the distinct rows would cost more than it saves
+        residual = learning.sigmoid(np.matmul(theta, X.T)) - y
+    else:
+        rows, where = distinct
+        residual = learning.sigmoid(np.matmul(theta, rows.T))[..., where] - y
     row_step = np.repeat(-learning_rate / sizes, sizes.astype(np.intp))
     step = _sum_by_client((residual * row_step)[..., None] * X, sizes, starts)
     if local_epochs == 1:

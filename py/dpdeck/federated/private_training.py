@@ -135,6 +135,7 @@ def _train_privately(task, *, epsilons, delta, rounds, client_fraction, local_ep
     scale = (steps / (client_fraction * estimated)).reshape(runs, 1)
     one_row_each = local_epochs == 1 and clients == X.shape[0]
     row_norms = np.linalg.norm(X, axis=1)
+    distinct = features, where = learning._distinct_rows(X)  # σ once per distinct row: the same numbers
     released, history = [], [thetas]
     for _ in range(rounds):
         # El servidor trata −Δ_k como un gradiente (el «pseudogradiente» de Reddi et al. 2021): el
@@ -143,11 +144,12 @@ def _train_privately(task, *, epsilons, delta, rounds, client_fraction, local_ep
             # Una persona por cliente y un paso local: −Δ_k = η(σ(x_k·θ) − y_k)·x_k, un número por x_k.
             # Su norma es ese número por ‖x_k‖ y el recorte es un factor, como en el capítulo 5: la
             # suma recortada sale de un producto, sin formar una matriz por cliente.
-            weights = learning_rate * (learning.sigmoid(thetas @ X.T) - y)
+            weights = learning_rate * (learning.sigmoid(thetas @ features.T)[:, where] - y)
             weights = weights * np.minimum(1.0, clip_norm / np.maximum(np.abs(weights) * row_norms, 1e-300))
             clipped = weights.reshape(len(epsilons), repeats, clients)
         else:
-            updates = _client_updates(thetas, X, y, sizes, local_epochs=local_epochs, learning_rate=learning_rate)
+            updates = _client_updates(thetas, X, y, sizes, local_epochs=local_epochs, learning_rate=learning_rate,
+                                      distinct=distinct)
             clipped = _clip_rows(-updates, clip_norm).reshape(len(epsilons), repeats, clients, dimension)
         noisy_sums = []
         for index, sigma in enumerate(sigmas):
