@@ -1,5 +1,5 @@
-"""The build in order: slides → formulas → cells → notebooks → Pyodide (compiled) → bundles → wheel → snapshot → page → manifest
-→ compressed copies.
+"""The build in order: slides → formulas → cells → notebooks → wheel → Pyodide and the wheel (compiled) → bundles → snapshot
+→ page → manifest → compressed copies.
 
 Everything is written into a temporary folder beside out/ that replaces out/
 only once it is complete: a failed build leaves the previous out/ untouched.
@@ -25,7 +25,7 @@ from .notebooks import write_notebooks
 from .paths import CACHE, CENSUS, DEFAULT_OUT, DEFAULT_SLIDES, ROOT, display_path
 from .pins import verify_npm_pins
 from .policy import check_speaker_view_scripts
-from .precompile import compile_dpdeck_wheel, compile_pyodide
+from .precompile import compile_pyodide
 from .predictions import check_predictions
 from .prerender import prerender_cells
 from .pyodide import PYODIDE_VERSION, copy_pyodide, gather_pyodide
@@ -76,17 +76,16 @@ def build(slides_dir: Path = DEFAULT_SLIDES, out: Path = DEFAULT_OUT, pyodide_di
         with step("cuadernos de Jupyter"):
             notebooks = write_notebooks(deck, staging, wheel=dpdeck_wheel_path())
             print(f"  {len(notebooks.chapters)} capítulos × 3 cuadernos", flush=True)
-        with step(f"Pyodide {PYODIDE_VERSION} y sus paquetes, compilados a bytecode"):
+        with step("rueda dpdeck"):
+            wheel = build_dpdeck_wheel(staging)
+            print(f"  {wheel.relative_to(staging)}", flush=True)
+        with step(f"Pyodide {PYODIDE_VERSION}, sus paquetes y la rueda dpdeck, compilados a bytecode"):
             gathered = gather_pyodide(pyodide_dist)
             early_copies = start_early_copies([gathered.paths[name] for name in EARLY_COMPRESSED])
-            shipped_pyodide = copy_pyodide(staging, compile_pyodide(gathered))
+            shipped_pyodide = copy_pyodide(staging, compile_pyodide(gathered, wheel))
         with step("JS y CSS con esbuild"):
             bundled = bundle_sources(staging)
             print(f"  {', '.join(bundled)}", flush=True)
-        with step("rueda dpdeck"):
-            wheel = build_dpdeck_wheel(staging)
-            compile_dpdeck_wheel(wheel)
-            print(f"  {wheel.relative_to(staging)}", flush=True)
         python_snapshot = None
         if snapshot:
             with step("instantánea de la memoria de Python (Pyodide en node)"):
