@@ -110,7 +110,7 @@ def make_clone(folder: Path, *, cache: Path | None = None, also_reused: tuple[st
     their input's SHA-256, re-hashed on every use; brotli and gzip of the same
     bytes depend on nothing else): no pre-rendered cell, no matplotlib state,
     no bytecode or snapshot taken in another environment, unless `also_reused`
-    names those kinds of the cache ("precompiled", "snapshots").
+    names those kinds of the cache ("prerender", "precompiled", "snapshots").
     """
     shutil.copytree(ROOT, folder, ignore=shutil.ignore_patterns(*NOT_IN_A_CLONE), symlinks=True)
     shutil.copytree(ROOT / "node_modules", folder / "node_modules", copy_function=os.link, symlinks=True)

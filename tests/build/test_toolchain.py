@@ -336,18 +336,27 @@ def read_tree(folder: Path) -> dict[str, bytes]:
             if path.is_file()}
 
 
+def count_cells(build_output: str) -> tuple[int, int]:
+    """(cells, how many came from the cache), as the build says them."""
+    cells, cached = re.search(r"^  (\d+) celdas \((\d+) de la caché\)$", build_output, re.MULTILINE).groups()
+    return int(cells), int(cached)
+
+
 def test_two_clones_in_two_environments_build_the_same_dist(tmp_path):
     """The whole deck plus probe cells, built by two fresh clones whose machines differ in every way we can vary.
 
-    Clone b compiles Pyodide's bytecode and takes Python's memory snapshot in
-    its own environment; clone a takes both from the suite's own build (made in
-    a third environment, the machine's as it is), so every step of the two
-    dist/ still comes from different environments, at the cost of one
-    compilation and one snapshot instead of two.
+    Clone b runs every cell, compiles Pyodide's bytecode and takes Python's
+    memory snapshot in its own environment; clone a runs the probe cells and
+    takes the deck's pre-rendered cells, the bytecode and the snapshot from the
+    suite's own build (made in a third environment, the machine's as it is), so
+    every step of the two dist/ still comes from different environments, at the
+    cost of one compilation, one snapshot and one run of the deck's cells
+    instead of two.
     """
-    first = make_clone(tmp_path / "a" / "dpdeck", also_reused=("precompiled", "snapshots"))
+    reused = ("prerender", "precompiled", "snapshots")
+    first = make_clone(tmp_path / "a" / "dpdeck", also_reused=reused)
     second = make_clone(tmp_path / "b" / "dpdeck")
-    assert not {"precompiled", "snapshots"} & {kind.name for kind in (second / ".cache").iterdir()}
+    assert not set(reused) & {kind.name for kind in (second / ".cache").iterdir()}
     for clone in (first, second):
         slides = clone / "deck" / "slides"
         (slides / "99-sondas.md").write_text(PROBE_SLIDES, encoding="utf-8")
@@ -369,9 +378,14 @@ def test_two_clones_in_two_environments_build_the_same_dist(tmp_path):
     }
     outputs = {}
     builds = [(clone, ("--out", clone / "dist"), environment) for clone, environment in environments.items()]
+    probes = PROBE_SLIDES.count("```python id=")
     for (clone, _, _), result in zip(builds, run_clone_builds_side_by_side(builds)):
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-        assert "(0 de la caché)" in result.stdout, "cada clon empieza sin celdas pre-calculadas"
+        cells, cached = count_cells(result.stdout)
+        if clone == second:
+            assert cached == 0, "el clon b ejecuta todas las celdas"
+        else:
+            assert cached <= cells - probes, "el clon a ejecuta las celdas de prueba"
         outputs[clone] = read_tree(clone / "dist")
     one, other = outputs[first], outputs[second]
     assert sorted(one) == sorted(other)
