@@ -492,16 +492,26 @@ PARTS = (
 """Las partes del capítulo, en el orden de la clase: (nombre, función(censo, rng))."""
 
 
-def run_lab_chapter(census, rng) -> tuple:
+def run_lab_chapter(census, rng, *, parts=None) -> tuple:
     """El capítulo 6 en el laboratorio: (resultados, hechos), con el contrato de ``dpdeck.lab``.
 
     Cada parte de ``PARTS`` recibe su propio generador, derivado de ``rng``
     con ``Generator.spawn``: cambiar una parte no mueve el azar de las demás.
-    Las limitaciones del capítulo están en ``LAB_LIMITATIONS``.
+    Con ``parts`` (nombres de ``PARTS``) corre solo esas, en su orden: cada
+    una con el mismo generador que en el capítulo entero, así que sus
+    resultados y sus hechos son los mismos. Las limitaciones del capítulo
+    están en ``LAB_LIMITATIONS``.
     """
     rng = check_rng(rng)
+    names = [name for name, _ in PARTS]
+    if parts is not None:
+        parts = set(parts)
+        if not parts <= set(names):
+            raise ValueError(f"parts debe nombrar partes de {names}; se recibió {sorted(parts)}")
     results, evidence = {}, []
     for (name, part), child in zip(PARTS, rng.spawn(len(PARTS))):
+        if parts is not None and name not in parts:
+            continue  # its generator is spawned all the same: the others' do not move
         part_results, part_evidence = part(census, child)
         results[name] = part_results
         evidence.extend(part_evidence)

@@ -32,6 +32,7 @@ if __name__ == "__main__":  # run as a script: the package from this checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "py"))
 
 from dpdeck import accounting, lab, learning, mechanisms, queries
+from dpdeck.lab import federated as lab_federated
 from dpdeck import federated as fed
 from dpdeck.data import load_census
 from dpdeck.numbers import format_number
@@ -69,14 +70,46 @@ def mutate(monkeypatch, module, name: str, *edits: tuple[str, str]) -> None:
     replace(monkeypatch, module, name, defined[name])
 
 
-def evidence_of(step_names, seed: int) -> list[tuple[str, int, dict]]:
-    """The evidence of some steps of the lab, each run with its own stream of ``seed``: (step, index, item)."""
+FEDERATED_FACTS = (("fedavg", 4), ("leakage", 4), ("secure_aggregation", 3), ("private_aggregate", 7))
+"""How many facts each part of the federated step gives, in the order of ``lab_federated.PARTS``
+(``evidence_of`` checks it every time it runs a part)."""
+
+
+def federated_part(index: int) -> str:
+    """The part of the federated step that gives its fact ``index``."""
+    start = 0
+    for part, facts in FEDERATED_FACTS:
+        if index < start + facts:
+            return part
+        start += facts
+    raise ValueError(f"el paso federated no tiene un hecho {index}")
+
+
+def evidence_of(step_names, seed: int, parts=None) -> list[tuple[str, int, dict]]:
+    """The evidence of some steps of the lab, each run with its own stream of ``seed``: (step, index, item).
+
+    The federated step runs part by part, each with the generator it gets in the whole step
+    (``lab_federated.run_lab_chapter``): the same facts, with the same index. With ``parts`` (names
+    of its parts), only those: a fact of one part costs a fifth to a half of the whole chapter.
+    """
     names = [name for name, _ in lab.STEPS]
     streams = np.random.SeedSequence(seed).spawn(len(lab.STEPS))
     found = []
     for step_name in step_names:
-        _, evidence = dict(lab.STEPS)[step_name](load_census(), np.random.default_rng(streams[names.index(step_name)]))
-        found += [(step_name, index, item) for index, item in enumerate(evidence)]
+        step = dict(lab.STEPS)[step_name]
+        stream = streams[names.index(step_name)]
+        if step_name != lab_federated.STEP:
+            _, evidence = step(load_census(), np.random.default_rng(stream))
+            found += [(step_name, index, item) for index, item in enumerate(evidence)]
+            continue
+        assert [part for part, _ in FEDERATED_FACTS] == [name for name, _ in lab_federated.PARTS]
+        start = 0
+        for part, facts in FEDERATED_FACTS:
+            if parts is None or part in parts:
+                _, evidence = step(load_census(), np.random.default_rng(stream), parts=[part])
+                assert len(evidence) == facts, f"la parte {part} da {len(evidence)} hechos, no {facts}: FEDERATED_FACTS"
+                found += [(step_name, start + index, item) for index, item in enumerate(evidence)]
+            start += facts
     return found
 
 
@@ -538,11 +571,20 @@ FACT_SABOTAGES = {
 }
 
 
-def false_facts(sabotage, steps, seed: int) -> list[tuple[str, int]]:
-    """The (step, index) of every fact of ``steps`` that is false at ``seed`` with ``sabotage`` in place."""
+def false_facts(sabotage, steps, seed: int, parts=None) -> list[tuple[str, int]]:
+    """The (step, index) of every fact of ``steps`` that is false at ``seed`` with ``sabotage`` in place.
+
+    ``parts``: of the federated step, only those parts (``evidence_of``).
+    """
     with pytest.MonkeyPatch.context() as monkeypatch:
         sabotage(monkeypatch)
-        return [(step, index) for step, index, item in evidence_of(steps, seed) if item["holds"] is not True]
+        return [(step, index) for step, index, item in evidence_of(steps, seed, parts) if item["holds"] is not True]
+
+
+def parts_for(facts) -> list[str]:
+    """The parts of the federated step that give some of ``facts`` ((step, index) pairs), in their order."""
+    found = {federated_part(index) for step, index in facts if step == lab_federated.STEP}
+    return [part for part, _ in FEDERATED_FACTS if part in found]
 
 
 def catches() -> dict:
