@@ -115,14 +115,15 @@ def lookup_snapshot(entry: Path) -> tuple[Path, dict] | None:
 
 def store_snapshot(entry: Path, produced: Path, libraries: list[dict], table: dict,
                    figure_files: list[str], main: MainData) -> Path:
-    """Move a fresh snapshot, encoded (encode_snapshot), and its description into their cache entry, each with its SHA-256.
+    """Move a fresh snapshot (as Pyodide gave it), encoded (encode_snapshot) and compressed, and its description
+    into their cache entry, each with its SHA-256.
 
     The inflated memory's SHA-256 (of the snapshot as Python is restored from
     it) and the encoding are computed here, once per snapshot taken, not on
     every build that reuses it.
     """
     described = produced.with_name(DESCRIPTION_FILE)
-    memory = bytearray(gzip.decompress(produced.read_bytes()))
+    memory = bytearray(produced.read_bytes())
     memory_sha256 = hashlib.sha256(memory).hexdigest()
     main_data = encode_snapshot(memory, main)
     produced.write_bytes(gzip.compress(memory, compresslevel=GZIP_LEVEL, mtime=0))

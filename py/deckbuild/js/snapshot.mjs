@@ -11,7 +11,8 @@
 //   indexURL:      the deck's pyodide/ folder (pyodide.asm.*, python_stdlib.zip, lock),
 //   deckScripts:   the folder of wheels.js, snapshot.js, functiontable.js and warmup.js,
 //   wheels:        the wheels in the order the worker installs them (dpdeck's last),
-//   output:        where the gzip-compressed snapshot goes
+//   output:        where the snapshot goes, uncompressed (deckbuild/snapshot.py encodes it, then
+//                  compresses it once)
 // }
 // REPORT.json: {libraries: [{file, path, memoryBase, tableBase, tableSize}],
 //               table: {length, got} (functiontable.js: what a restore must find),
@@ -23,7 +24,6 @@
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import zlib from "node:zlib";
 
 const [jobPath, reportPath] = process.argv.slice(2);
 const job = JSON.parse(fs.readFileSync(jobPath, "utf8"));
@@ -230,7 +230,7 @@ async function main() {
 
   const snapshot = pyodide.makeMemorySnapshot();
   const temporary = `${job.output}.${process.pid}.tmp`;
-  fs.writeFileSync(temporary, zlib.gzipSync(snapshot, { level: 6 }));
+  fs.writeFileSync(temporary, snapshot);
   fs.renameSync(temporary, job.output);
   const report = { libraries, table, figureFiles: probed.figureFiles, bytes: snapshot.byteLength, droppedCopies, zeroed, log };
   fs.writeFileSync(reportPath, JSON.stringify(report));
