@@ -277,7 +277,7 @@ def train_logistic(X, y, *, iterations=200, learning_rate=DEFAULT_LEARNING_RATE,
     rows, labels, people = _group_identical_rows(X, y)
     features, where = _distinct_rows(rows)  # the same x with either label: σ once
     for _ in range(iterations):
-        theta -= learning_rate * (rows.T @ ((sigmoid(features @ theta)[where] - labels) * people)) / n
+        theta -= learning_rate * (rows.T @ ((sigmoid(features @ theta).take(where) - labels) * people)) / n
     return theta
 
 
@@ -445,7 +445,7 @@ def _descend_noisily(X, y, theta, *, sigma, step_over_n, iterations, clip_norm, 
     row_norms = np.linalg.norm(X, axis=1)[:, None]
     thetas = np.repeat(theta[None, :], repeats, axis=0)
     for _ in range(iterations):
-        residual = sigmoid(features @ thetas.T)[where] - y[:, None]  # filas distintas × repeats
+        residual = sigmoid(features @ thetas.T).take(where, axis=0) - y[:, None]  # filas distintas × repeats
         scale = np.minimum(1.0, clip_norm / np.maximum(np.abs(residual) * row_norms, 1e-300))
         clipped_sum = (X.T @ (residual * scale * people[:, None])).T  # repeats × d
         noisy_sum = add_gaussian_noise(clipped_sum, sigma=sigma, rng=rng)

@@ -64,7 +64,7 @@ def _sum_by_client(rows, sizes, starts):
     return np.add.reduceat(rows, starts, axis=-2)
 
 
-def _local_descent(thetas, X, y, sizes, *, local_epochs, learning_rate):
+def _local_descent(thetas, X, y, sizes, *, local_epochs, learning_rate, distinct=None):
     """E pasos de descenso de gradiente de lote completo en todos los clientes a la vez.
 
     Las filas de ``X`` e ``y`` vienen ordenadas por cliente (``sizes[k]`` filas
@@ -74,12 +74,18 @@ def _local_descent(thetas, X, y, sizes, *, local_epochs, learning_rate):
     promedio de las filas de ``learning.compute_gradients`` sobre sus datos;
     ``np.add.reduceat`` suma cada bloque sin recorrer los clientes uno por uno
     (igual cuesta un cliente de 4000 filas que 4000 clientes de una fila).
+
+    ``distinct`` (opcional) es (las filas distintas de cada cliente, en orden
+    de cliente; cuántas tiene cada uno; cuál es cada fila de ``X``): los
+    márgenes xᵢ·θ_k y σ se calculan una vez por fila distinta de cada cliente,
+    con los mismos números (``_client_entries``).
     """
     counts = sizes.astype(np.intp)
     starts = _block_starts(sizes)
+    rows, row_counts, where = (X, counts, None) if distinct is None else distinct
     for _ in range(local_epochs):
-        margins = np.einsum("...ij,ij->...i", np.repeat(thetas, counts, axis=-2), X)
-        residual = learning.sigmoid(margins) - y
+        margins = np.einsum("...ij,ij->...i", np.repeat(thetas, row_counts, axis=-2), rows)
+        residual = (learning.sigmoid(margins) if where is None else learning.sigmoid(margins).take(where, axis=-1)) - y
         gradient = _sum_by_client(residual[..., None] * X, sizes, starts)
         thetas = thetas - learning_rate * gradient / sizes[:, None]
     return thetas
@@ -102,7 +108,7 @@ def _client_updates(theta, X, y, sizes, *, local_epochs, learning_rate, distinct
         residual = learning.sigmoid(np.matmul(theta, X.T)) - y
     else:
         rows, where = distinct
-        residual = learning.sigmoid(np.matmul(theta, rows.T))[..., where] - y
+        residual = learning.sigmoid(np.matmul(theta, rows.T)).take(where, axis=-1) - y
     row_step = np.repeat(-learning_rate / sizes, sizes.astype(np.intp))
     step = _sum_by_client((residual * row_step)[..., None] * X, sizes, starts)
     if local_epochs == 1:
@@ -254,6 +260,24 @@ def train_federated(
     }
 
 
+def _client_entries(X, row_of, client_of_row, clients) -> dict:
+    """Las filas distintas de cada cliente: lo que ``_local_descent`` calcula una vez por fila.
+
+    ``row_of`` dice qué fila de ``X`` es cada una de las filas apiladas y
+    ``client_of_row`` de qué cliente es (en orden de cliente). Devuelve
+    ``rows`` (cada fila distinta de cada cliente, en orden de cliente),
+    ``client`` (su cliente), ``counts`` (cuántas tiene cada cliente) y
+    ``of_row`` (cuál es cada fila apilada). Con un hospital por nivel
+    educativo, las 4000 filas del censo son 639 por cliente; con 16 clientes
+    al azar, unas 2600.
+    """
+    distinct, where = learning._distinct_rows(X)
+    keys, of_row = np.unique(client_of_row * len(distinct) + where.take(row_of), return_inverse=True)
+    client = keys // len(distinct)
+    return {"rows": distinct.take(keys % len(distinct), axis=0), "client": client,
+            "counts": np.bincount(client, minlength=clients), "of_row": of_row.reshape(-1)}
+
+
 def _run_fedavg(X, y, owners, rngs, theta, *, rounds, client_fraction, local_epochs, learning_rate,
                 X_test=None, y_test=None, stop_accuracy=None) -> dict:
     """Varias corridas de FedAvg a la vez sobre los mismos datos: una por reparto de ``owners``.
@@ -274,9 +298,11 @@ def _run_fedavg(X, y, owners, rngs, theta, *, rounds, client_fraction, local_epo
     offsets = np.concatenate([[0], np.cumsum(clients)[:-1]]).astype(np.intp)
     client_of_row = np.concatenate([owner + offset for owner, offset in zip(owners, offsets)])
     order = np.argsort(client_of_row, kind="stable")
-    rows_X, rows_y = np.tile(X, (runs, 1))[order], np.tile(y, runs)[order]
-    client_of_row = client_of_row[order]
+    # take, not fancy or boolean indexing: the same rows, in a fraction of the time (every round).
+    rows_X, rows_y = np.tile(X, (runs, 1)).take(order, axis=0), np.tile(y, runs).take(order)
+    client_of_row = client_of_row.take(order)
     all_sizes = np.bincount(client_of_row, minlength=int(clients.sum())).astype(float)
+    entries = _client_entries(X, order % len(X), client_of_row, all_sizes.size)
     run_of_client = np.repeat(np.arange(runs), clients)
     thetas = np.repeat(np.asarray(theta, dtype=float)[None, :], runs, axis=0)
     evaluate = X_test is not None
@@ -291,14 +317,18 @@ def _run_fedavg(X, y, owners, rngs, theta, *, rounds, client_fraction, local_epo
         chosen = np.concatenate([selected + offset for selected, offset in zip(chosen, offsets)])
         if chosen.size == all_sizes.size:  # todos participan: sin copiar filas
             X_round, y_round, sizes = rows_X, rows_y, all_sizes
+            distinct = entries["rows"], entries["counts"], entries["of_row"]
         else:
             keep = np.zeros(all_sizes.size, dtype=bool)
             keep[chosen] = True
-            rows = keep[client_of_row]
-            X_round, y_round, sizes = rows_X[rows], rows_y[rows], all_sizes[chosen]
+            rows = np.flatnonzero(keep.take(client_of_row))
+            X_round, y_round, sizes = rows_X.take(rows, axis=0), rows_y.take(rows), all_sizes[chosen]
+            kept = keep.take(entries["client"])
+            distinct = (entries["rows"].take(np.flatnonzero(kept), axis=0), entries["counts"][chosen],
+                        (np.cumsum(kept) - 1).take(entries["of_row"].take(rows)))
         start = thetas[run_of_client[chosen]]
         updates = _local_descent(start, X_round, y_round, sizes, local_epochs=local_epochs,
-                                 learning_rate=learning_rate) - start
+                                 learning_rate=learning_rate, distinct=distinct) - start
         run_starts = np.concatenate([[0], np.cumsum(participants)[:-1]]).astype(np.intp)
         thetas = thetas + _average_by_run(updates, sizes, run_starts)
         if evaluate:

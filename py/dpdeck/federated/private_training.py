@@ -144,7 +144,7 @@ def _train_privately(task, *, epsilons, delta, rounds, client_fraction, local_ep
             # Una persona por cliente y un paso local: −Δ_k = η(σ(x_k·θ) − y_k)·x_k, un número por x_k.
             # Su norma es ese número por ‖x_k‖ y el recorte es un factor, como en el capítulo 5: la
             # suma recortada sale de un producto, sin formar una matriz por cliente.
-            weights = learning_rate * (learning.sigmoid(thetas @ features.T)[:, where] - y)
+            weights = learning_rate * (learning.sigmoid(thetas @ features.T).take(where, axis=1) - y)
             weights = weights * np.minimum(1.0, clip_norm / np.maximum(np.abs(weights) * row_norms, 1e-300))
             clipped = weights.reshape(len(epsilons), repeats, clients)
         else:

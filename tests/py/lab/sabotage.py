@@ -318,8 +318,8 @@ def selection_in_turns(monkeypatch):
 @breaks('las épocas locales ignoradas (siempre E = 1)')
 def local_epochs_ignored(monkeypatch):
     original = averaging._local_descent
-    replace(monkeypatch, averaging, "_local_descent", lambda thetas, X, y, sizes, *, local_epochs, learning_rate: original(
-        thetas, X, y, sizes, local_epochs=1, learning_rate=learning_rate))
+    replace(monkeypatch, averaging, "_local_descent", lambda thetas, X, y, sizes, *, local_epochs, learning_rate,
+            **rest: original(thetas, X, y, sizes, local_epochs=1, learning_rate=learning_rate, **rest))
 
 
 @breaks('la reconstrucción divide por la norma, no por Δ₀')
