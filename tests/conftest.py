@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from deckbuild.browser import CHROMIUM_ARGS, MISSING_BROWSER_MESSAGE, find_chromium
+from deckbuild.browser import MISSING_BROWSER_MESSAGE, SUITE_CHROMIUM_ARGS, find_chromium
 from deckbuild.server import make_server
 from suiteorder import spread_longest_tests
 
@@ -127,7 +127,7 @@ def browser(request):
     chromium = request.config.stash[CHROMIUM_KEY]
     with sync_playwright() as playwright:
         try:
-            instance = playwright.chromium.launch(headless=True, args=CHROMIUM_ARGS, executable_path=str(chromium))
+            instance = playwright.chromium.launch(headless=True, args=SUITE_CHROMIUM_ARGS, executable_path=str(chromium))
         except Error as error:
             pytest.fail(f"no se pudo abrir Chromium ({chromium}): {error}", pytrace=False)
         yield instance

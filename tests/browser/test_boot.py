@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from deckbuild.browser import CHROMIUM_ARGS, find_chromium
+from deckbuild.browser import SUITE_CHROMIUM_ARGS, find_chromium
 from deckbuild.pyodide import make_integrity
 from deckpage import BOOT_TIMEOUT_MS, DeckPage
 
@@ -117,7 +117,7 @@ def test_the_wasm_module_is_code_cached_for_the_next_visit(browser, cells_url):
     profile = Path(tempfile.mkdtemp(prefix="dpdeck-perfil-"))
     # A profile on disk, like a lecturer's browser (the tests' other contexts keep nothing).
     context = browser.browser_type.launch_persistent_context(
-        str(profile), headless=True, args=CHROMIUM_ARGS, executable_path=str(find_chromium()),
+        str(profile), headless=True, args=SUITE_CHROMIUM_ARGS, executable_path=str(find_chromium()),
         viewport={"width": 1280, "height": 720})
     try:
         page = context.new_page()

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from deckbuild.browser import CHROMIUM_ARGS, find_chromium
+from deckbuild.browser import SUITE_CHROMIUM_ARGS, find_chromium
 from deckbuild.pyodide import make_integrity
 from deckpage import BOOT_TIMEOUT_MS, DeckPage
 from test_service_worker import CACHED, Server, wait_offline
@@ -104,7 +104,7 @@ def profile(browser):
     def open_deck(url: str) -> DeckPage:
         if not contexts:
             contexts.append(browser.browser_type.launch_persistent_context(
-                str(folder), headless=True, args=CHROMIUM_ARGS, executable_path=str(find_chromium()),
+                str(folder), headless=True, args=SUITE_CHROMIUM_ARGS, executable_path=str(find_chromium()),
                 viewport={"width": 1280, "height": 720}))
         context = contexts[0]
         page = context.pages[0] if context.pages else context.new_page()

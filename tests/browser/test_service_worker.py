@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from deckbuild.browser import CHROMIUM_ARGS, find_chromium
+from deckbuild.browser import SUITE_CHROMIUM_ARGS, find_chromium
 from deckbuild.pipeline import build
 from deckbuild.server import make_server
 from deckpage import DeckPage
@@ -116,7 +116,7 @@ def profile_page(browser):
 
     def open_page(url: str):
         context = browser.browser_type.launch_persistent_context(
-            str(folder), headless=True, args=CHROMIUM_ARGS, executable_path=str(find_chromium()),
+            str(folder), headless=True, args=SUITE_CHROMIUM_ARGS, executable_path=str(find_chromium()),
             viewport={"width": 1280, "height": 720})
         contexts.append(context)
         page = context.pages[0] if context.pages else context.new_page()
