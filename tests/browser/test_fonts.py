@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from deckpage import CELLS_TIMEOUT_MS
+from deckpage import CELLS_TIMEOUT_MS, NO_PYTHON
 
 DECK_FONTS = {"Arimo", "DejaVu Sans", "DejaVu Sans Mono"}
 
@@ -117,9 +117,13 @@ def test_every_slide_is_drawn_with_the_decks_own_fonts(deck_url, new_page):
 
 
 def test_the_page_and_its_chrome_use_the_decks_own_fonts(deck_url, new_page):
-    page = new_page(deck_url + "?autorun=0")
+    # A device that chose not to download Python: no boot to wait for, and the chip shows its «Descargar»
+    # button besides its text.
+    page = new_page()
+    page.add_init_script(NO_PYTHON)
+    page.goto(deck_url + "?autorun=0")
     page.wait_for_selector("html[data-cells=ready]", timeout=CELLS_TIMEOUT_MS)
-    page.wait_for_selector(".python-status", state="attached")
+    page.wait_for_selector(".python-status:has-text('Descargar')")
     drawn, _ = read_fonts_drawing_text(page)
     check_only_deck_fonts(drawn)
     check_every_glyph_is_drawn(page)
