@@ -314,11 +314,13 @@ def _exact_round_sums(thetas, X, y, owner, *, clip_norm, learning_rate):
     el código que se audita): una fila por modelo.
     """
     order = np.argsort(owner, kind="stable")
-    rows, labels, owners = X[order], y[order], owner[order]
+    rows, labels, owners = X.take(order, axis=0), y.take(order), owner.take(order)
     starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
     sizes = np.diff(np.r_[starts, len(owners)])
     residual = 1.0 / (1.0 + np.exp(-(np.asarray(thetas) @ rows.T))) - labels
-    gradients = np.add.reduceat(residual[..., None] * rows, starts, axis=-2) / sizes[:, None]
+    gradients = residual[..., None] * rows
+    if starts.size < len(rows):  # with one row per client the sum and the mean change nothing
+        gradients = np.add.reduceat(gradients, starts, axis=-2) / sizes[:, None]
     return _clip(learning_rate * gradients, clip_norm).sum(axis=-2)
 
 
