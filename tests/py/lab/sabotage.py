@@ -578,7 +578,21 @@ def false_facts(sabotage, steps, seed: int, parts=None) -> list[tuple[str, int]]
     """
     with pytest.MonkeyPatch.context() as monkeypatch:
         sabotage(monkeypatch)
-        return [(step, index) for step, index, item in evidence_of(steps, seed, parts) if item["holds"] is not True]
+        forget_tables()
+        try:
+            return [(step, index) for step, index, item in evidence_of(steps, seed, parts) if item["holds"] is not True]
+        finally:
+            forget_tables()
+
+
+def forget_tables() -> None:
+    """Empty dpdeck.learning's caches of tables (the distinct rows, the last grouping).
+
+    They keep what the library's own code computed from some rows; emptied before and after each
+    sabotage, a broken version of that code starts from nothing, and nothing it computed outlives it.
+    """
+    learning._distinct_tables.clear()
+    learning._last_grouping = None
 
 
 def parts_for(facts) -> list[str]:

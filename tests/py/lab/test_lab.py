@@ -24,8 +24,8 @@ DELTA = 1e-5
 
 
 @pytest.fixture(scope="module")
-def result():
-    return lab.run_lab(0)
+def result(lab_at):
+    return lab_at(0)
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +61,8 @@ EVIDENCE_SEEDS = range(40)
 
 @pytest.mark.parametrize("seeds", [EVIDENCE_SEEDS[start::4] for start in range(4)],
                          ids=[f"semillas {start}, {start + 4}, …" for start in range(4)])
-def test_evidence_holds_for_seeds_0_to_39(seeds):
-    failing = [(seed, item["fact"]) for seed in seeds for item in lab.run_lab(seed)["evidence"] if not item["holds"]]
+def test_evidence_holds_for_seeds_0_to_39(seeds, lab_at):
+    failing = [(seed, item["fact"]) for seed in seeds for item in lab_at(seed)["evidence"] if not item["holds"]]
     assert failing == []
 
 
@@ -104,19 +104,19 @@ def test_rounding_noise_is_published_as_zero(result):
     assert lab._plain([2.2e-16, -1.1e-16, 9.9e-13, 1e-12, 1e-5]) == [0.0, 0.0, 0.0, 1e-12, 1e-5]
 
 
-def test_same_seed_same_json_byte_for_byte(result):
-    again = lab.format_lab(lab.run_lab(0))
+def test_same_seed_same_json_byte_for_byte(result, lab_at):
+    again = lab.format_lab(lab.run_lab(0))   # a second run, not the one lab_at keeps
     assert again == lab.format_lab(result)
-    assert lab.format_lab(lab.run_lab(1)) != again
+    assert lab.format_lab(lab_at(1)) != again
     # plain JSON: round-trips exactly
     assert json.loads(again) == result
 
 
-def test_command_line_prints_the_json_and_exits_zero():
+def test_command_line_prints_the_json_and_exits_zero(lab_at):
     completed = subprocess.run([sys.executable, "-m", "dpdeck.lab", "--seed", "3"],
                                capture_output=True, text=True, encoding="utf-8")
     assert completed.returncode == 0, completed.stderr
-    assert completed.stdout == lab.format_lab(lab.run_lab(3)) + "\n"
+    assert completed.stdout == lab.format_lab(lab_at(3)) + "\n"
     assert json.loads(completed.stdout)["seed"] == 3
 
 

@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from dpdeck import lab
-
 import sabotage as sabotages   # tests/py/lab/sabotage.py (pytest puts this folder on sys.path)
 
 README = Path(__file__).resolve().parents[3] / "py" / "dpdeck" / "lab" / "README.md"
@@ -35,8 +33,8 @@ def holding(step: str, seed: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def result():
-    return lab.run_lab(0)
+def result(lab_at):
+    return lab_at(0)
 
 
 def test_every_evidence_item_has_a_sabotage(result):
