@@ -36,7 +36,7 @@ def encode_fixed_point(values) -> np.ndarray:
     """
     values = check_finite(values, name="values")
     scaled = np.rint(np.asarray(values, dtype=float) * FIXED_POINT_SCALE)
-    if np.any(np.abs(scaled) >= MASK_MODULUS // 2):
+    if (np.abs(scaled) >= MASK_MODULUS // 2).any():
         raise ValueError(f"values debe estar en (−2¹⁵, 2¹⁵) para codificarse; se recibió {describe(values)}")
     return np.mod(scaled.astype(np.int64), MASK_MODULUS)
 
@@ -69,17 +69,26 @@ def share_secret(secret, *, shares, threshold, rng) -> list:
 
 def _evaluate_shares(coefficients, shares: int) -> list:
     """Las partes (x, f(x)), x = 1 … n, del polinomio f de coeficientes [s, a₁, …] módulo p."""
+    return _evaluate_polynomials([[int(coefficient) for coefficient in coefficients]], shares)[0]
+
+
+def _evaluate_polynomials(polynomials, shares: int) -> list:
+    """``_evaluate_shares`` de cada polinomio de ``polynomials`` (listas de enteros de Python [s, a₁, …])."""
     # Horner in exact Python integers, reduced modulo p once at the end (the same value as reducing
-    # at every step). A round's setup evaluates one polynomial per pair of clients, so the
-    # coefficients are converted once and the few large reductions are left for last.
-    highest_first = [int(coefficient) for coefficient in reversed(coefficients)]
-    result = []
-    for x in range(1, shares + 1):
-        value = 0
-        for coefficient in highest_first:
-            value = value * x + coefficient
-        result.append((x, value % SHARE_PRIME))
-    return result
+    # at every step). A round's setup evaluates one polynomial per pair of clients: all in one
+    # loop, and the few large reductions left for last.
+    xs = range(1, shares + 1)
+    table = []
+    for coefficients in polynomials:
+        highest_first = coefficients[::-1]
+        parts = []
+        for x in xs:
+            value = 0
+            for coefficient in highest_first:
+                value = value * x + coefficient
+            parts.append((x, value % SHARE_PRIME))
+        table.append(parts)
+    return table
 
 
 def reconstruct_secret(parts) -> int:
@@ -125,7 +134,8 @@ def setup_secure_aggregation(clients, *, threshold, rng) -> dict:
     seeds = dict(zip(pairs, values))
     # Los coeficientes de todos los polinomios de una vez (lo mismo que share_secret, par por par).
     coefficients = rng.integers(0, SHARE_PRIME, size=(len(pairs), threshold - 1)).tolist()
-    shares = {pair: _evaluate_shares([seeds[pair], *row], clients) for pair, row in zip(pairs, coefficients)}
+    shares = dict(zip(pairs, _evaluate_polynomials([[seeds[pair], *row] for pair, row in zip(pairs, coefficients)],
+                                                   clients)))
     return {"clients": clients, "threshold": threshold, "seeds": seeds, "shares": shares}
 
 
