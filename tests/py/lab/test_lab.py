@@ -120,13 +120,12 @@ def test_command_line_prints_the_json_and_exits_zero(lab_at):
     assert json.loads(completed.stdout)["seed"] == 3
 
 
-def test_bad_seed_is_rejected_by_name():
+def test_bad_seed_is_rejected_by_name(capsys):
     for bad in (-1, 2.5, True, "0", float("nan")):
         with pytest.raises(ValueError, match="seed"):
             lab.run_lab(bad)
-    completed = subprocess.run([sys.executable, "-m", "dpdeck.lab", "--seed", "-4"],
-                               capture_output=True, text=True, encoding="utf-8")
-    assert completed.returncode != 0 and "seed" in completed.stderr
+    # The command line's main, in this process (`python -m dpdeck.lab` runs it: see the test above).
+    assert lab.main(["--seed", "-4"]) != 0 and "seed" in capsys.readouterr().err
 
 
 # ----------------------------------------------------- the challenge --
@@ -187,13 +186,14 @@ def test_command_line_takes_the_extension_from_a_file(result, tmp_path):
     ("{", "no es JSON válido (línea 1)"),
     (json.dumps({"assumption": "a"}), "le falta la clave «measurement»"),
 ])
-def test_command_line_rejects_a_bad_extension_file(tmp_path, content, says):
+def test_command_line_rejects_a_bad_extension_file(tmp_path, capsys, content, says):
     path = tmp_path / "extension.json"
     if content is not None:
         path.write_text(content, encoding="utf-8")
-    completed = run_command_line("--extension", str(path))
-    assert completed.returncode == 2 and completed.stdout == ""
-    assert says in completed.stderr and str(path) in completed.stderr
+    code = lab.main(["--extension", str(path)])   # the command line's main, in this process
+    printed = capsys.readouterr()
+    assert code == 2 and printed.out == ""
+    assert says in printed.err and str(path) in printed.err
 
 
 # -------------------------------------------------- the lecture's numbers --
