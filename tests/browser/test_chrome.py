@@ -136,7 +136,7 @@ def strips(artifacts_dir):
     folder = artifacts_dir / "chrome"
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.png"):
-        old.unlink()
+        old.unlink(missing_ok=True)  # a module split over two workers clears it twice
     return folder
 
 
